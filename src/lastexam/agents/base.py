@@ -1,0 +1,64 @@
+"""The agent adapter contract.
+
+An adapter says what to mount, which environment variables to set and which command to run
+inside the trial's sandbox. It never runs anything on the host itself: everything the agent
+does happens in the sandbox, under the trial's limits.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lastexam.errors import LastexamError
+from lastexam.sandbox.base import Mount
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What an adapter may use to build its command."""
+
+    task_id: str
+    instruction: str
+    model: str
+    args: dict[str, str]
+    timeout_s: int
+    solution_dir: Path | None  # the task's solution/ (given to the oracle only)
+    home: Path  # host path of the sandbox's HOME, for config files written before start
+    logs: Path  # host folder for the agent's native logs (not visible in the sandbox)
+
+
+@dataclass
+class AgentLaunch:
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    mounts: list[Mount] = field(default_factory=list)
+
+
+class Agent(ABC):
+    name: str
+    description: str
+    needs_model: bool = False
+    sees_solution: bool = False  # only the oracle
+    accepted_args: tuple[str, ...] = ()
+
+    def check_args(self, model: str, args: dict[str, str]) -> None:
+        unknown = sorted(set(args) - set(self.accepted_args))
+        if unknown:
+            allowed = ", ".join(self.accepted_args) or "none"
+            raise LastexamError(f"agent {self.name!r} takes no argument {unknown} (accepted: {allowed})")
+        if self.needs_model and not model:
+            raise LastexamError(f"agent {self.name!r} needs --model")
+
+    def version(self) -> str:
+        from lastexam import __version__
+
+        return f"lastexam-{__version__}"
+
+    def missing(self) -> list[str]:
+        """What must be installed before this agent can run; empty when ready."""
+        return []
+
+    @abstractmethod
+    def launch(self, ctx: AgentContext) -> AgentLaunch: ...

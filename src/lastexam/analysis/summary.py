@@ -1,0 +1,41 @@
+"""Full Pass Rate and Mean Score, overall and by tier and cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from lastexam.store.models import TrialRecord
+from lastexam.task.spec import TIERS
+from lastexam.taxonomy import load_taxonomy
+
+
+def _fpr_ms(trials: list[TrialRecord]) -> dict[str, Any]:
+    n = len(trials)
+    if n == 0:
+        return {"trials": 0, "fpr": None, "ms": None}
+    # An ungraded trial (infra_error, grader_error) scores 0 here; the status counts show them.
+    fpr = sum(t.full_pass for t in trials) / n
+    ms = sum(t.score or 0.0 for t in trials) / n
+    return {"trials": n, "fpr": round(fpr, 4), "ms": round(ms, 4)}
+
+
+def _group(trials: list[TrialRecord], key: Callable[[TrialRecord], str], order: Iterable[str]) -> dict:
+    groups: dict[str, list[TrialRecord]] = {}
+    for t in trials:
+        groups.setdefault(key(t), []).append(t)
+    ordered = [k for k in order if k in groups] + sorted(k for k in groups if k not in order)
+    return {k: _fpr_ms(groups[k]) for k in ordered}
+
+
+def summarize(trials: list[TrialRecord]) -> dict[str, Any]:
+    clusters = [c.id for c in load_taxonomy().clusters]
+    statuses: dict[str, int] = {}
+    for t in trials:
+        statuses[t.status] = statuses.get(t.status, 0) + 1
+    return {
+        **_fpr_ms(trials),
+        "statuses": statuses,
+        "by_tier": _group(trials, lambda t: t.tier, TIERS),
+        "by_cluster": _group(trials, lambda t: t.cluster, clusters),
+    }

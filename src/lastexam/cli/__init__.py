@@ -1,0 +1,35 @@
+"""The `lastexam` command. Subcommands import what they need when they run, so that a
+command starts quickly."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from lastexam.cli import agents_cmd, env_cmd, run_cmd, show_cmd, tasks_cmd, validate_cmd
+from lastexam.errors import LastexamError
+
+app = typer.Typer(
+    help="lastexam: run agents on professional tasks in a sandbox and grade what they leave.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command("run")(run_cmd.run)
+app.command("validate")(validate_cmd.validate)
+app.command("show")(show_cmd.show)
+app.add_typer(tasks_cmd.app, name="tasks")
+app.add_typer(env_cmd.app, name="env")
+app.add_typer(agents_cmd.app, name="agents")
+
+
+def main() -> None:
+    try:
+        app()
+    except LastexamError as e:
+        print(f"error: {e.render()}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("interrupted: finished trials are recorded; rerun with --resume", file=sys.stderr)
+        sys.exit(130)

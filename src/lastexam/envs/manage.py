@@ -1,0 +1,155 @@
+"""Install and check environments: Debian packages system-wide, Python packages in a venv that
+the sandbox's python3 runs from (apart from the harness's own dependencies)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from lastexam.envs.spec import EnvironmentSpec, load_environment
+from lastexam.errors import LastexamError
+from lastexam.paths import home_subdir, project_root
+from lastexam.sandbox.base import Mount
+
+MARKER = "lastexam-env.json"
+BASE_PYTHON = "/usr/bin/python3"  # Debian's: inside the sandbox, host-only Pythons are unseen
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@dataclass(frozen=True)
+class Environment:
+    spec: EnvironmentSpec
+    source: Path
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def venv(self) -> Path:
+        return home_subdir("envs") / self.name
+
+    def mounts(self) -> list[Mount]:
+        return [Mount(self.venv, str(self.venv))]
+
+    def path_var(self) -> str:
+        return f"{self.venv}/bin:{SYSTEM_PATH}"
+
+    def missing(self) -> list[str]:
+        """What is not installed yet; empty when the environment is ready."""
+        problems = []
+        absent = missing_apt(self.spec.apt)
+        if absent:
+            problems.append(f"Debian packages not installed: {' '.join(absent)}")
+        marker = self.venv / MARKER
+        if not marker.is_file():
+            problems.append(f"Python environment not created ({self.venv})")
+        else:
+            try:
+                recorded = json.loads(marker.read_text()).get("digest")
+            except (OSError, ValueError):
+                recorded = None
+            if recorded != self.spec.digest:
+                problems.append("Python packages changed since install")
+        return problems
+
+
+def environments_dir(start: Path | None = None) -> Path:
+    return project_root(start) / "environments"
+
+
+def load(name: str, start: Path | None = None) -> Environment:
+    path = environments_dir(start) / f"{name}.toml"
+    if not path.is_file():
+        known = sorted(p.stem for p in environments_dir(start).glob("*.toml"))
+        raise LastexamError(f"no environment named {name!r} (known: {', '.join(known)})", path=path)
+    return Environment(spec=load_environment(path), source=path)
+
+
+def load_all(start: Path | None = None) -> list[Environment]:
+    return [load(p.stem, start) for p in sorted(environments_dir(start).glob("*.toml"))]
+
+
+def missing_apt(packages: list[str]) -> list[str]:
+    if not packages:
+        return []
+    if not shutil.which("dpkg-query"):
+        return list(packages)
+    proc = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\n", *packages],
+        capture_output=True,
+        text=True,
+    )
+    installed = {
+        line.split()[0]
+        for line in proc.stdout.splitlines()
+        if line.endswith(" installed")
+    }
+    return [p for p in packages if p not in installed]
+
+
+def install(env: Environment, *, log=print) -> None:
+    os.umask(0o022)  # sandboxes run as another uid: what is installed must be world-readable
+    absent = missing_apt(env.spec.apt)
+    if absent:
+        if os.geteuid() != 0:
+            raise LastexamError(
+                f"installing Debian packages needs root: sudo apt-get install {' '.join(absent)}"
+            )
+        _apt_update_once(log)
+        log(f"apt-get install {' '.join(absent)}")
+        _check(
+            ["apt-get", "install", "-y", "-q", "--no-install-recommends", *absent],
+            {"DEBIAN_FRONTEND": "noninteractive"},
+        )
+    venv = env.venv
+    if not (venv / "bin" / "python3").exists():
+        if not Path(BASE_PYTHON).exists():
+            raise LastexamError(f"{BASE_PYTHON} is missing: apt-get install python3 python3-venv")
+        log(f"creating {venv}")
+        _check([BASE_PYTHON, "-m", "venv", str(venv)])
+    log(f"pip install into {venv}: {' '.join(env.spec.pip_all)}")
+    _check([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", *env.spec.pip_all])
+    (venv / MARKER).write_text(json.dumps({"name": env.name, "digest": env.spec.digest}))
+
+
+_apt_updated = False
+
+
+def _apt_update_once(log) -> None:
+    global _apt_updated
+    if not _apt_updated:
+        log("apt-get update")
+        _check(["apt-get", "update", "-q"], {"DEBIAN_FRONTEND": "noninteractive"})
+        _apt_updated = True
+
+
+def _check(argv: list[str], extra_env: dict[str, str] | None = None) -> None:
+    env = {**os.environ, **(extra_env or {})}
+    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        raise LastexamError(f"`{' '.join(argv[:4])} ...` failed:\n{proc.stdout[-3000:]}")
+
+
+def fingerprint(env: Environment) -> dict[str, str]:
+    """Versions of the declared software, from the commands the environment file names."""
+    out: dict[str, str] = {}
+    for software, command in env.spec.versions.items():
+        try:
+            proc = subprocess.run(
+                ["/bin/sh", "-c", command],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env={**os.environ, "PATH": env.path_var(), "HOME": "/tmp"},
+            )
+            text = (proc.stdout or proc.stderr).strip().splitlines()
+            out[software] = text[0][:200] if text else f"exit {proc.returncode}"
+        except (OSError, subprocess.TimeoutExpired) as e:
+            out[software] = f"unavailable: {e}"
+    out["python-packages-digest"] = env.spec.digest
+    return out

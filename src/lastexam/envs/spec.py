@@ -1,0 +1,60 @@
+"""environments/<name>.toml as a data model."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from lastexam.errors import LastexamError, describe_validation_error
+
+APT_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+# Every environment's venv gets these: the grading library's XLSX and PDF loaders use them.
+GRADING_PIP = ("openpyxl>=3.1,<4", "pypdf>=4,<6")
+
+
+class EnvironmentSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = Field(min_length=3)
+    apt: list[str] = []
+    pip: list[str] = []
+    # software name -> shell command that prints its version (the environment fingerprint)
+    versions: dict[str, str] = {}
+
+    @field_validator("apt")
+    @classmethod
+    def _apt(cls, v: list[str]) -> list[str]:
+        bad = [p for p in v if not APT_NAME.match(p)]
+        if bad:
+            raise ValueError(f"not Debian package names: {bad}")
+        return v
+
+    @property
+    def pip_all(self) -> list[str]:
+        return [*GRADING_PIP, *self.pip]
+
+    @property
+    def digest(self) -> str:
+        """Changes when what the venv must contain changes (apt is checked with dpkg)."""
+        return hashlib.sha256("\n".join(self.pip_all).encode()).hexdigest()[:16]
+
+
+def load_environment(path: Path) -> EnvironmentSpec:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LastexamError("no such environment file", path=path) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise LastexamError(f"not valid TOML: {e}", path=path) from None
+    try:
+        spec = EnvironmentSpec.model_validate(raw)
+    except ValidationError as e:
+        raise LastexamError(describe_validation_error(e), path=path) from None
+    if spec.name != path.stem:
+        raise LastexamError(f"name {spec.name!r} must equal the file name {path.stem!r}", path=path, field="name")
+    return spec

@@ -1,0 +1,199 @@
+"""Loaders for deliverables. They never raise on bad agent output: each returns the value (or
+None) and an Outcome that says why it could not be read. Sizes are capped so that a crafted
+file cannot exhaust the grader."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from lastexam.grading.rubric import Outcome
+
+MAX_TEXT_BYTES = 64 * 1024 * 1024
+MAX_XLSX_UNPACKED = 256 * 1024 * 1024
+MAX_ZIP_RATIO = 200  # larger unpacked/packed ratios are treated as zip bombs
+
+
+class Loaded(NamedTuple):
+    value: Any
+    outcome: Outcome
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def exists(path: Path) -> Outcome:
+    ok = path.is_file()
+    return Outcome(ok, "present" if ok else f"{path.name} is missing", expected=path.name)
+
+
+def size_between(path: Path, lo: int, hi: int) -> Outcome:
+    if not path.is_file():
+        return Outcome(False, f"{path.name} is missing", expected=[lo, hi])
+    n = path.stat().st_size
+    return Outcome(lo <= n <= hi, f"{n} bytes", expected=[lo, hi], seen=n)
+
+
+def hash_is(path: Path, sha256: str) -> Outcome:
+    if not path.is_file():
+        return Outcome(False, f"{path.name} is missing", expected=sha256)
+    got = sha256_file(path)
+    return Outcome(got == sha256, "same bytes" if got == sha256 else "different bytes", sha256, got)
+
+
+def _read_bytes(path: Path, limit: int = MAX_TEXT_BYTES) -> Loaded:
+    if not path.is_file():
+        return Loaded(None, Outcome(False, f"{path.name} is missing", expected=path.name))
+    size = path.stat().st_size
+    if size > limit:
+        return Loaded(None, Outcome(False, f"{path.name} is {size} bytes, over the {limit} limit"))
+    return Loaded(path.read_bytes(), Outcome(True, f"read {size} bytes"))
+
+
+def read_text(path: Path) -> Loaded:
+    raw, outcome = _read_bytes(path)
+    if raw is None:
+        return Loaded(None, outcome)
+    try:
+        return Loaded(raw.decode("utf-8-sig"), Outcome(True, "UTF-8 text"))
+    except UnicodeDecodeError as e:
+        return Loaded(None, Outcome(False, f"{path.name} is not UTF-8: {e.reason} at byte {e.start}"))
+
+
+def load_json(path: Path, *, expect: type | None = dict) -> Loaded:
+    text, outcome = read_text(path)
+    if text is None:
+        return Loaded(None, outcome)
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        return Loaded(None, Outcome(False, f"{path.name} is not valid JSON: {e}"))
+    if expect is not None and not isinstance(value, expect):
+        return Loaded(
+            None,
+            Outcome(False, f"{path.name} holds a {type(value).__name__}, expected a {expect.__name__}"),
+        )
+    return Loaded(value, Outcome(True, f"{path.name} parses"))
+
+
+def load_csv(path: Path, *, required_columns: list[str] | tuple[str, ...] = ()) -> Loaded:
+    """Rows as dicts of stripped strings. Header names are matched exactly."""
+    text, outcome = read_text(path)
+    if text is None:
+        return Loaded(None, outcome)
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        rows = [
+            {(k or "").strip(): (v.strip() if isinstance(v, str) else v) for k, v in row.items()}
+            for row in reader
+        ]
+    except csv.Error as e:
+        return Loaded(None, Outcome(False, f"{path.name} is not valid CSV: {e}"))
+    missing = [c for c in required_columns if c not in header]
+    if missing:
+        return Loaded(
+            None,
+            Outcome(False, f"{path.name} lacks columns {missing}", expected=list(required_columns), seen=header),
+        )
+    return Loaded(rows, Outcome(True, f"{path.name}: {len(rows)} rows"))
+
+
+def column(rows: list[dict[str, Any]] | None, name: str) -> list[Any]:
+    return [r.get(name) for r in rows or []]
+
+
+def zip_is_sane(path: Path, max_unpacked: int = MAX_XLSX_UNPACKED) -> Outcome:
+    try:
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as e:
+        return Outcome(False, f"{path.name} is not a valid zip container: {e}")
+    unpacked = sum(i.file_size for i in infos)
+    packed = max(1, sum(i.compress_size for i in infos))
+    if unpacked > max_unpacked or (unpacked / packed > MAX_ZIP_RATIO and unpacked > 10_000_000):
+        return Outcome(False, f"{path.name} unpacks to {unpacked} bytes: refused as a zip bomb")
+    return Outcome(True, f"{len(infos)} members, {unpacked} bytes unpacked")
+
+
+def load_xlsx(path: Path, *, data_only: bool = True) -> Loaded:
+    """An openpyxl workbook. data_only=True gives cached values, False gives formulas."""
+    if not path.is_file():
+        return Loaded(None, Outcome(False, f"{path.name} is missing", expected=path.name))
+    sane = zip_is_sane(path)
+    if not sane.passed:
+        return Loaded(None, sane)
+    try:
+        import openpyxl
+
+        wb = openpyxl.load_workbook(path, data_only=data_only, read_only=False)
+    except Exception as e:  # openpyxl raises many types on malformed files
+        return Loaded(None, Outcome(False, f"{path.name} is not a readable XLSX: {type(e).__name__}: {e}"))
+    return Loaded(wb, Outcome(True, f"{path.name}: sheets {wb.sheetnames}"))
+
+
+def pdf_text(path: Path) -> Loaded:
+    """Text of a PDF via poppler's pdftotext (layout kept), falling back to pypdf."""
+    if not path.is_file():
+        return Loaded(None, Outcome(False, f"{path.name} is missing", expected=path.name))
+    with open(path, "rb") as f:
+        if f.read(5) != b"%PDF-":
+            return Loaded(None, Outcome(False, f"{path.name} is not a PDF (no %PDF- header)"))
+    if shutil.which("pdftotext"):
+        try:
+            proc = subprocess.run(
+                ["pdftotext", "-layout", str(path), "-"], capture_output=True, timeout=120
+            )
+        except subprocess.TimeoutExpired:
+            return Loaded(None, Outcome(False, f"{path.name}: text extraction timed out"))
+        if proc.returncode != 0:
+            msg = proc.stderr.decode(errors="replace")[:200]
+            return Loaded(None, Outcome(False, f"{path.name} is not a readable PDF: {msg}"))
+        return Loaded(proc.stdout.decode("utf-8", errors="replace"), Outcome(True, "PDF text extracted"))
+    try:
+        import pypdf
+
+        reader = pypdf.PdfReader(str(path))
+        text = "\n".join((page.extract_text() or "") for page in reader.pages)
+    except Exception as e:  # pypdf raises many types on malformed files
+        return Loaded(None, Outcome(False, f"{path.name} is not a readable PDF: {type(e).__name__}: {e}"))
+    return Loaded(text, Outcome(True, "PDF text extracted"))
+
+
+def contains_all(text: str | None, phrases: list[str], *, case: bool = False) -> Outcome:
+    if text is None:
+        return Outcome(False, "no text", expected=phrases)
+    hay = text if case else text.lower()
+    missing = [p for p in phrases if (p if case else p.lower()) not in hay]
+    return Outcome(not missing, f"missing {missing}" if missing else "all present", expected=phrases, seen=missing or None)
+
+
+def inputs_untampered(inputs_after: dict[str, str], pristine: Path) -> Outcome:
+    """The agent's inputs/ after the run against the task's own: a changed or replaced file fails
+    (deleting one is recorded but cannot fool a grader, which reads the pristine copy)."""
+    changed, removed = [], []
+    for p in sorted(pristine.rglob("*")):
+        if not p.is_file():
+            continue
+        rel = p.relative_to(pristine).as_posix()
+        state = inputs_after.get(rel, "missing")
+        if state == "missing":
+            removed.append(rel)
+        elif state != sha256_file(p):
+            changed.append(rel)
+    if changed:
+        return Outcome(False, f"inputs modified by the agent: {changed}", expected="unchanged", seen=changed)
+    note = f"; removed: {removed}" if removed else ""
+    return Outcome(True, "inputs unchanged" + note)

@@ -1,0 +1,52 @@
+"""Where lastexam keeps things on this machine, and where the project's folders are.
+
+LASTEXAM_HOME (default /var/lib/lastexam as root, else ~/.local/share/lastexam):
+    envs/<name>/          one Python venv per environment, seen read-only in sandboxes
+    agents/<name>/<ver>/  agent toolchains installed from npm, seen read-only in sandboxes
+    work/<run-id>/        trial workspaces while a run is under way (removed after)
+
+Sandboxes run as an unprivileged uid, so these folders must be reachable by it: they sit
+outside any home directory and are created world-traversable.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def lastexam_home() -> Path:
+    if env := os.environ.get("LASTEXAM_HOME"):
+        return Path(env).resolve()
+    if os.geteuid() == 0:
+        return Path("/var/lib/lastexam")
+    return Path.home() / ".local" / "share" / "lastexam"
+
+
+def home_subdir(name: str) -> Path:
+    path = lastexam_home() / name
+    path.mkdir(parents=True, exist_ok=True)
+    for p in (lastexam_home(), path):
+        if p.stat().st_mode & 0o011 != 0o011:
+            p.chmod(p.stat().st_mode | 0o011)
+    return path
+
+
+def package_dir() -> Path:
+    return Path(__file__).resolve().parent
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The nearest folder, from `start` (or the working directory) upwards, that holds
+    `environments/`; else the source checkout this package was installed from."""
+    for base in [start, Path.cwd()]:
+        if base is None:
+            continue
+        for p in [base.resolve(), *base.resolve().parents]:
+            if (p / "environments").is_dir():
+                return p
+    return package_dir().parent.parent
+
+
+def default_tasks_dir() -> Path:
+    return project_root() / "tasks"

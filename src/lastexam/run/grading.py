@@ -1,0 +1,134 @@
+"""Grade a set of output files in a fresh grading sandbox (host side of the grading harness)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from lastexam.envs.manage import Environment
+from lastexam.grading.rubric import Check, full_pass_of, score_of
+from lastexam.run.workspace import RunWorkArea
+from lastexam.sandbox.base import Mount, SandboxLimits, SandboxProvider, SandboxRequest
+from lastexam.store.db import now_iso
+from lastexam.store.models import CheckResult, GradeRecord
+from lastexam.task.load import Task
+
+LIB_IN_SANDBOX = "/opt/lastexam/lib"
+MAX_RESULT_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class GradeRequest:
+    task: Task
+    env: Environment
+    output_dir: Path  # must be reachable by the sandbox uid (inside the run's work area)
+    inputs_after: dict[str, str]
+    workdir: Path  # context.json, result/, scratch/ and the grader's logs go here
+    name: str  # unique sandbox name
+
+
+def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> GradeRecord:
+    task = req.task
+    task_copy = area.task_copy(task)
+    if req.workdir.exists():
+        shutil.rmtree(req.workdir)
+    result_dir, scratch = req.workdir / "result", req.workdir / "scratch"
+    for d in (req.workdir, result_dir, scratch):
+        d.mkdir(parents=True)
+    uid = getattr(provider, "uid", None)
+    if uid is not None:
+        import os
+
+        for d in (result_dir, scratch):
+            os.chown(d, uid, uid)
+        req.workdir.chmod(0o711)
+    context = {
+        "output": "/grade/output",
+        "reference": "/grade/task/reference",
+        "inputs": "/grade/task/inputs",
+        "task": "/grade/task",
+        "scratch": "/grade/scratch",
+        "canary": task.spec.canary,
+        "inputs_after": req.inputs_after,
+    }
+    (req.workdir / "context.json").write_text(json.dumps(context))
+    (req.workdir / "context.json").chmod(0o644)
+    limits = task.spec.limits
+    sreq = SandboxRequest(
+        name=req.name,
+        argv=[
+            "python3", "-B", "-m", "lastexam.grading.harness",
+            "/grade/context.json", "/grade/result/result.json",
+        ],
+        mounts=[
+            Mount(req.output_dir, "/grade/output"),
+            Mount(task_copy, "/grade/task"),
+            Mount(req.workdir / "context.json", "/grade/context.json"),
+            Mount(result_dir, "/grade/result", writable=True),
+            Mount(scratch, "/grade/scratch", writable=True),
+            Mount(area.lib, LIB_IN_SANDBOX),
+            *req.env.mounts(),
+        ],
+        env={
+            "PATH": req.env.path_var(),
+            "HOME": "/grade/scratch",
+            "TMPDIR": "/tmp",
+            "PYTHONPATH": LIB_IN_SANDBOX,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "LANG": "C.UTF-8",
+        },
+        cwd="/grade/scratch",
+        limits=SandboxLimits(
+            wall_s=limits.grader_timeout_s,
+            memory_mb=limits.grader_memory_mb,
+            max_processes=256,
+            watch_bytes=2 * 1024**3,
+        ),
+        stdout=req.workdir / "grader.stdout.log",
+        stderr=req.workdir / "grader.stderr.log",
+        watch=[scratch, result_dir],
+    )
+    started = time.monotonic()
+    result = provider.run(sreq)
+    duration = time.monotonic() - started
+
+    def failed(why: str) -> GradeRecord:
+        return GradeRecord(
+            grader_version=task.grader_hash, ok=False, score=None, full_pass=False,
+            error=why, created_at=now_iso(), duration_s=duration,
+        )
+
+    if result.killed:
+        return failed(f"grader ended by its {result.killed} limit")
+    result_file = result_dir / "result.json"
+    if not result_file.is_file() or result_file.is_symlink():
+        tail = _tail(sreq.stderr)
+        return failed(f"grader wrote no result (exit {result.exit_code}): {tail}")
+    if result_file.stat().st_size > MAX_RESULT_BYTES:
+        return failed("grader result is too large")
+    try:
+        data = json.loads(result_file.read_text())
+        if data.get("status") != "ok":
+            return failed(str(data.get("error", "grader failed")))
+        checks = [Check(**c) for c in data["rubric"]["checks"]]
+    except (ValueError, KeyError, TypeError) as e:
+        return failed(f"grader result is malformed: {e}")
+    return GradeRecord(
+        grader_version=task.grader_hash,
+        ok=True,
+        score=score_of(checks),  # recomputed here: the harness, not the sandbox, decides
+        full_pass=full_pass_of(checks),
+        checks=[CheckResult(**c.__dict__) for c in checks],
+        created_at=now_iso(),
+        duration_s=duration,
+    )
+
+
+def _tail(path: Path, n: int = 1500) -> str:
+    try:
+        return path.read_bytes()[-n:].decode(errors="replace").strip()
+    except OSError:
+        return ""

@@ -1,0 +1,195 @@
+"""A run: plan the trials, check that everything they need is installed, run them with a
+progress bar and bounded concurrency, and resume a run that was interrupted."""
+
+from __future__ import annotations
+
+import os
+import platform
+import secrets
+import shutil
+import subprocess
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from lastexam import __version__
+from lastexam.agents import get_agent
+from lastexam.envs import manage as envs
+from lastexam.errors import LastexamError
+from lastexam.paths import package_dir
+from lastexam.run.trial import TrialPlan, TrialRunner
+from lastexam.run.workspace import RunWorkArea
+from lastexam.sandbox.bwrap import BwrapProvider
+from lastexam.store.db import Store
+from lastexam.store.models import RunConfig, TrialKey, TrialRecord
+from lastexam.task.load import Task, discover_tasks
+from lastexam.task.spec import MAX_TIMEOUT_S
+
+
+@dataclass
+class RunOutcome:
+    run_dir: Path
+    run_id: str
+    trials: list[TrialRecord]
+    ran: int  # trials run by this invocation (the rest were already recorded)
+
+
+def new_run_id(agent: str) -> str:
+    return f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{agent}-{secrets.token_hex(2)}"
+
+
+def make_provider(name: str, etc_dir: Path) -> BwrapProvider:
+    if name != "bwrap":
+        raise LastexamError(f"unknown sandbox provider {name!r} (known: bwrap)")
+    return BwrapProvider(etc_dir)
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(package_dir()), "rev-parse", "HEAD"],
+            capture_output=True, text=True, timeout=5,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def host_facts() -> dict[str, object]:
+    mem = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return {
+        "cpus": os.cpu_count(),
+        "memory_bytes": mem,
+        "kernel": platform.release(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+    }
+
+
+def plan_trials(tasks: list[Task], config: RunConfig) -> list[TrialPlan]:
+    agent = get_agent(config.agent)
+    agent.check_args(config.model, config.agent_args)
+    plans = []
+    environments: dict[str, envs.Environment] = {}
+    for task in tasks:
+        name = task.spec.environment
+        if name not in environments:
+            environments[name] = envs.load(name, task.path)
+        timeout = min(config.timeout_s or task.spec.timeout_s, MAX_TIMEOUT_S)
+        for attempt in range(1, config.attempts + 1):
+            key = TrialKey(task_id=task.id, agent=config.agent, model=config.model, attempt=attempt)
+            plans.append(TrialPlan(task, key, agent, config.agent_args, timeout, environments[name]))
+    return plans
+
+
+def check_ready(plans: list[TrialPlan], provider: BwrapProvider) -> None:
+    """Stop before any agent starts if something the trials need is missing."""
+    problems = [f"sandbox: {p}" for p in provider.preflight()]
+    for env in {id(p.env): p.env for p in plans}.values():
+        missing = env.missing()
+        if missing:
+            problems.append(
+                f"environment {env.name!r}: {'; '.join(missing)}\n"
+                f"  install it with: lastexam env install {env.name}"
+            )
+    agent = plans[0].agent if plans else None
+    if agent is not None:
+        problems += [f"agent {agent.name!r}: {m}" for m in agent.missing()]
+    if problems:
+        raise LastexamError("cannot start the run:\n- " + "\n- ".join(problems))
+
+
+def execute(
+    config: RunConfig,
+    out: Path | None,
+    *,
+    resume: bool = False,
+    on_progress: Callable[[int, int, TrialRecord | None], None] | None = None,
+) -> RunOutcome:
+    run_dir, store, run_id, config = _open_run(config, out, resume)
+    try:
+        tasks = discover_tasks([Path(p) for p in config.task_paths])
+        plans = plan_trials(tasks, config)
+        area = RunWorkArea.for_run(run_id)
+        provider = make_provider(config.sandbox, area.etc)
+        check_ready(plans, provider)
+        area.remove()  # a killed run's leftovers (workspaces, task copies) are not reused
+        area.prepare()
+        done = _clean_unfinished(run_dir, store)
+        todo = [p for p in plans if p.key.trial_id not in done]
+        runner = TrialRunner(
+            run_id=run_id,
+            run_dir=run_dir,
+            store=store,
+            provider=provider,
+            area=area,
+            repro={
+                "harness_version": __version__,
+                "git_commit": git_commit(),
+                "sandbox": provider.settings(),
+                "host": host_facts(),
+            },
+        )
+        total, finished = len(plans), len(plans) - len(todo)
+        if on_progress:
+            on_progress(finished, total, None)
+        with ThreadPoolExecutor(max_workers=max(1, config.concurrency)) as pool:
+            pending = {pool.submit(runner.run, p) for p in todo}
+            while pending:
+                completed, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in completed:
+                    record = fut.result()
+                    finished += 1
+                    if on_progress:
+                        on_progress(finished, total, record)
+        area.remove()
+        trials = list(store.trials())
+        return RunOutcome(run_dir=run_dir, run_id=run_id, trials=trials, ran=len(todo))
+    finally:
+        store.close()
+
+
+def _open_run(config: RunConfig, out: Path | None, resume: bool) -> tuple[Path, Store, str, RunConfig]:
+    if resume:
+        if out is None:
+            raise LastexamError("--resume needs --out RUN_DIR (the run to resume)")
+        store = Store(out)
+        existing = store.run()
+        if existing is None:
+            raise LastexamError("the run directory holds no run to resume", path=out)
+        run_id, stored = existing
+        # The stored plan is the run; only how fast it goes may change on resume.
+        return out, store, run_id, stored.model_copy(update={"concurrency": config.concurrency})
+    run_id = new_run_id(config.agent)
+    run_dir = out or Path("runs") / run_id
+    if (run_dir / "results.db").exists():
+        raise LastexamError(
+            "this run directory already holds a run: pass --resume to finish it, or another --out",
+            path=run_dir,
+        )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config = config.model_copy(
+        update={"task_paths": [str(Path(p).resolve()) for p in config.task_paths]}
+    )
+    store = Store(run_dir, create=True)
+    store.create_run(run_id, config, __version__, git_commit())
+    return run_dir, store, run_id, config
+
+
+def _clean_unfinished(run_dir: Path, store: Store) -> set[str]:
+    """Trial folders of a killed run that never reached the store are removed (and rerun)."""
+    done = store.finished_ids()
+    trials = run_dir / "trials"
+    if trials.is_dir():
+        for p in trials.iterdir():
+            if p.name.startswith(".tmp-") or p.name not in done:
+                shutil.rmtree(p, ignore_errors=True)
+    return done

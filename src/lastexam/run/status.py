@@ -1,0 +1,20 @@
+"""The one place that maps how a trial went to its status."""
+
+from __future__ import annotations
+
+from lastexam.store.models import GradeRecord, TrialStatus
+
+
+def trial_status(ended_by: str, exit_code: int | None, grade: GradeRecord | None) -> TrialStatus:
+    """ended_by: exit | timeout | memory | output_limit | not_started (infrastructure failed).
+
+    A grader failure outranks the agent's ending: the score is unknown until regraded."""
+    if ended_by == "not_started":
+        return "infra_error"
+    if grade is not None and not grade.ok:
+        return "grader_error"
+    if ended_by == "timeout":
+        return "timeout"
+    if ended_by in ("memory", "output_limit") or exit_code != 0:
+        return "agent_error"
+    return "completed"

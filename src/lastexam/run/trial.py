@@ -1,0 +1,219 @@
+"""One trial, as a straight line: stage, run the agent, collect, grade, record."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lastexam.agents.base import Agent, AgentContext
+from lastexam.envs.manage import Environment
+from lastexam.run.grading import GradeRequest, grade
+from lastexam.run.status import trial_status
+from lastexam.run.workspace import RunWorkArea, TrialWorkspace, inputs_state, snapshot_output
+from lastexam.sandbox.base import (
+    Mount,
+    SandboxError,
+    SandboxLimits,
+    SandboxProvider,
+    SandboxRequest,
+)
+from lastexam.store.db import Store, now_iso
+from lastexam.store.models import GradeRecord, TrialKey, TrialRecord
+from lastexam.task.load import Task
+
+AGENT_HOME = "/home/agent"
+
+
+@dataclass
+class TrialPlan:
+    task: Task
+    key: TrialKey
+    agent: Agent
+    agent_args: dict[str, str]
+    timeout_s: int
+    env: Environment
+
+
+@dataclass
+class TrialRunner:
+    run_id: str
+    run_dir: Path
+    store: Store
+    provider: SandboxProvider
+    area: RunWorkArea
+    repro: dict  # the run-wide part of each trial's reproducibility record
+    fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def run(self, plan: TrialPlan) -> TrialRecord:
+        key, task = plan.key, plan.task
+        trial_id = key.trial_id
+        ws = self.area.trial(trial_id)
+        started_at = now_iso()
+        timings: dict[str, float] = {}
+        clock = time.monotonic()
+
+        def lap(name: str) -> None:
+            nonlocal clock
+            now = time.monotonic()
+            timings[name] = round(now - clock, 4)
+            clock = now
+
+        ended_by, exit_code, error, outputs = "not_started", None, None, {}
+        grade_record: GradeRecord | None = None
+        agent_version = ""
+        try:
+            ws.stage(task, getattr(self.provider, "uid", None))
+            lap("stage")
+            agent_version = plan.agent.version()
+            result = self.provider.run(self._agent_request(plan, ws))
+            lap("agent")
+            ended_by = result.killed or "exit"
+            exit_code = result.exit_code
+            if result.survivors:
+                raise SandboxError(f"{result.survivors} processes survived the trial's teardown")
+            outputs = snapshot_output(
+                ws.output, ws.snapshot, max_bytes=task.spec.limits.output_mb * 1024 * 1024
+            )
+            after = inputs_state(task.inputs_dir, ws.inputs)
+            lap("collect")
+            grade_record = grade(
+                self.provider,
+                self.area,
+                GradeRequest(
+                    task, plan.env, ws.snapshot, after, ws.grade, f"{self.run_id}.{trial_id}.grade"
+                ),
+            )
+            lap("grade")
+        except (SandboxError, OSError) as e:
+            ended_by, error = "not_started", f"{type(e).__name__}: {e}"
+            grade_record = None
+        except Exception:
+            ended_by, error = "not_started", traceback.format_exc(limit=8)
+            grade_record = None
+        status = trial_status(ended_by, exit_code, grade_record)
+        if status == "grader_error" and grade_record is not None:
+            error = grade_record.error
+        record = TrialRecord(
+            trial_id=trial_id,
+            run_id=self.run_id,
+            key=key,
+            task_path=str(task.path),
+            cluster=task.spec.cluster,
+            subdomain=task.spec.subdomain,
+            tier=task.spec.tier,
+            status=status,
+            score=grade_record.score if grade_record and grade_record.ok else None,
+            full_pass=bool(grade_record and grade_record.full_pass),
+            agent_exit_code=exit_code,
+            ended_by=ended_by,
+            error=error,
+            started_at=started_at,
+            finished_at=now_iso(),
+            timings=timings,
+            outputs=outputs,
+            repro={
+                **self.repro,
+                "task_hash": task.content_hash,
+                "grader_version": task.grader_hash,
+                "environment": plan.env.name,
+                "environment_fingerprint": self._fingerprint(plan.env),
+                "agent": plan.agent.name,
+                "agent_version": agent_version,
+                "model": key.model,
+                "timeout_s": plan.timeout_s,
+            },
+            grade=grade_record,
+        )
+        self._save_artifacts(ws, record)
+        lap("record")
+        record.timings = timings
+        self.store.record_trial(record)
+        ws.remove()
+        return record
+
+    def _agent_request(self, plan: TrialPlan, ws: TrialWorkspace) -> SandboxRequest:
+        task, agent = plan.task, plan.agent
+        instruction = ws.instruction.read_text(encoding="utf-8", errors="replace")
+        solution = None
+        if agent.sees_solution:
+            solution = self.area.task_copy(task) / "solution"
+        launch = agent.launch(
+            AgentContext(
+                task_id=task.id,
+                instruction=instruction,
+                model=plan.key.model,
+                args=plan.agent_args,
+                timeout_s=plan.timeout_s,
+                solution_dir=solution,
+                home=ws.home,
+                logs=ws.logs,
+            )
+        )
+        limits = task.spec.limits
+        env = {
+            "PATH": plan.env.path_var(),
+            "HOME": AGENT_HOME,
+            "USER": "agent",
+            "TMPDIR": "/tmp",
+            "LANG": "C.UTF-8",
+            "LASTEXAM_TASK_DIR": "/task",
+            **launch.env,
+        }
+        return SandboxRequest(
+            name=f"{self.run_id}.{plan.key.trial_id}",
+            argv=launch.argv,
+            mounts=[
+                Mount(ws.instruction, "/task/instruction.md"),
+                Mount(ws.inputs, "/task/inputs", writable=True),
+                Mount(ws.output, "/task/output", writable=True),
+                Mount(ws.home, AGENT_HOME, writable=True),
+                *plan.env.mounts(),
+                *launch.mounts,
+            ],
+            env=env,
+            cwd="/task",
+            limits=SandboxLimits(
+                wall_s=plan.timeout_s,
+                memory_mb=limits.memory_mb,
+                max_processes=limits.max_processes,
+                watch_bytes=limits.output_mb * 1024 * 1024 * 2,
+            ),
+            stdout=ws.logs / "agent.stdout.log",
+            stderr=ws.logs / "agent.stderr.log",
+            watch=[ws.output, ws.home, ws.inputs, ws.logs],
+        )
+
+    def _fingerprint(self, env: Environment) -> dict[str, str]:
+        if env.name not in self.fingerprints:
+            from lastexam.envs.manage import fingerprint
+
+            self.fingerprints[env.name] = fingerprint(env)
+        return self.fingerprints[env.name]
+
+    def _save_artifacts(self, ws: TrialWorkspace, record: TrialRecord) -> None:
+        """Move the trial's files into the run directory under a temporary name, then rename:
+        a trial folder either is complete or does not exist."""
+        trials = self.run_dir / "trials"
+        final = trials / record.trial_id
+        tmp = trials / f".tmp-{record.trial_id}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(final, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        moves = [
+            (ws.snapshot, tmp / "output"),
+            (ws.logs, tmp / "agent"),
+            (ws.grade / "result", tmp / "grader"),
+        ]
+        for src, dst in moves:
+            if src.exists():
+                shutil.move(src, dst)
+        for name in ("grader.stdout.log", "grader.stderr.log"):
+            if (ws.grade / name).exists():
+                (tmp / "grader").mkdir(exist_ok=True)
+                shutil.move(ws.grade / name, tmp / "grader" / name)
+        (tmp / "trial.json").write_text(record.model_dump_json(indent=2))
+        os.replace(tmp, final)

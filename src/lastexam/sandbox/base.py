@@ -1,0 +1,67 @@
+"""The sandbox contract. A provider runs one command in a fresh, isolated view of the OS and
+returns only after every process it started is gone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: Path
+    target: str
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    wall_s: float
+    memory_mb: int
+    max_processes: int
+    watch_bytes: int  # cap on bytes written under SandboxRequest.watch
+    watch_files: int = 200_000  # cap on files under SandboxRequest.watch
+    tmp_mb: int = 1024  # size of the private /tmp (memory-backed, counted in memory_mb)
+
+
+@dataclass
+class SandboxRequest:
+    name: str  # unique per sandbox; names its cgroup
+    argv: list[str]
+    mounts: list[Mount]
+    env: dict[str, str]
+    cwd: str
+    limits: SandboxLimits
+    stdout: Path
+    stderr: Path
+    watch: list[Path] = field(default_factory=list)
+    network: bool = False  # loopback only when False (the default, and the only mode used)
+
+
+@dataclass
+class SandboxResult:
+    exit_code: int | None
+    killed: str | None  # None, "timeout", "memory", "output_limit"
+    wall_s: float
+    peak_memory_bytes: int | None = None
+    survivors: int | None = None  # processes still alive after teardown: must be 0
+    detail: str = ""
+
+
+class SandboxError(Exception):
+    """The sandbox could not be set up or started: an infrastructure failure."""
+
+
+class SandboxProvider(Protocol):
+    name: str
+
+    def preflight(self) -> list[str]:
+        """Problems that stop this provider from working here; empty when ready."""
+        ...
+
+    def settings(self) -> dict[str, object]:
+        """What a result depends on: isolation and limit mechanisms, versions."""
+        ...
+
+    def run(self, request: SandboxRequest) -> SandboxResult: ...

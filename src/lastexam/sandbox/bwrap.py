@@ -1,0 +1,279 @@
+"""The bubblewrap provider: one fresh set of namespaces per sandbox.
+
+Isolation: new user, pid, net (loopback only), ipc, uts and cgroup namespaces; no capabilities;
+no nested user namespaces; read-only system toolchain; only the mounts the request names.
+When the harness runs as root, the sandbox runs as an unprivileged host uid (setpriv), so its
+files and processes carry no host privilege. Teardown: the pid namespace dies with bwrap's
+init, and the cgroup (when available) is emptied with SIGKILL and checked to be empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from functools import cached_property
+from pathlib import Path
+
+from lastexam.sandbox import cgroups
+from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
+
+SANDBOX_UID = 1000  # the uid and gid seen inside
+SANDBOX_USER = "agent"
+POLL_S = 0.05
+WATCH_EVERY_S = 0.5
+# Attaches the launcher to the sandbox's cgroups, then becomes the sandbox.
+ATTACH = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+EXIT_ATTACH_FAILED = 125
+SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+
+def host_sandbox_uid() -> int | None:
+    """The host uid sandboxes run as when the harness is root (None: run as the caller)."""
+    if os.geteuid() != 0:
+        return None
+    return int(os.environ.get("LASTEXAM_SANDBOX_UID", "65534"))
+
+
+class BwrapProvider:
+    name = "bwrap"
+
+    def __init__(self, etc_dir: Path):
+        self.etc_dir = etc_dir  # holds the generated passwd and group files
+        self.bwrap = shutil.which("bwrap") or "bwrap"
+        self.uid = host_sandbox_uid()
+
+    @cached_property
+    def cgroups(self) -> cgroups.CgroupManager | None:
+        return cgroups.detect()
+
+    def preflight(self) -> list[str]:
+        if not shutil.which("bwrap"):
+            return ["bubblewrap is not installed (apt-get install bubblewrap)"]
+        if self.uid is not None and not shutil.which("setpriv"):
+            return ["setpriv is not installed (apt-get install util-linux)"]
+        self._write_identity_files()
+        req = SandboxRequest(
+            name=f"preflight-{os.getpid()}",
+            argv=["/bin/true"],
+            mounts=[],
+            env={"PATH": "/usr/bin:/bin"},
+            cwd="/",
+            limits=SandboxLimits(wall_s=20, memory_mb=256, max_processes=16, watch_bytes=0),
+            stdout=Path(os.devnull),
+            stderr=self.etc_dir / "preflight.err",
+        )
+        try:
+            result = self.run(req)
+        except SandboxError as e:
+            return [f"bwrap cannot create a sandbox here: {e}"]
+        if result.exit_code != 0:
+            return [f"a sandboxed /bin/true exited {result.exit_code}: {_tail(req.stderr)}"]
+        return []
+
+    def settings(self) -> dict[str, object]:
+        version = subprocess.run([self.bwrap, "--version"], capture_output=True, text=True)
+        cg = self.cgroups
+        return {
+            "provider": self.name,
+            "bwrap": version.stdout.strip(),
+            "host_uid": self.uid if self.uid is not None else os.getuid(),
+            "limits": f"cgroup v{cg.version}" if cg else "rlimits (no writable cgroup)",
+            "network": "none (loopback only)",
+        }
+
+    def _write_identity_files(self) -> None:
+        self.etc_dir.mkdir(parents=True, exist_ok=True)
+        passwd = (
+            "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+            f"{SANDBOX_USER}:x:{SANDBOX_UID}:{SANDBOX_UID}:agent:/home/{SANDBOX_USER}:/bin/bash\n"
+            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+        )
+        group = f"root:x:0:\n{SANDBOX_USER}:x:{SANDBOX_UID}:\nnogroup:x:65534:\n"
+        for name, text in (("passwd", passwd), ("group", group)):
+            p = self.etc_dir / name
+            if not p.exists() or p.read_text() != text:
+                tmp = p.with_suffix(".tmp")
+                tmp.write_text(text)
+                tmp.chmod(0o644)
+                os.replace(tmp, p)
+
+    def _prefix(self) -> list[str]:
+        if self.uid is None:
+            return [self.bwrap]
+        return [
+            "setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
+            "--", self.bwrap,
+        ]
+
+    def _isolation_args(self) -> list[str]:
+        return [
+            "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup-try", "--disable-userns",
+            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "sandbox",
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        ]
+
+    def _filesystem_args(self, req: SandboxRequest) -> list[str]:
+        args = ["--ro-bind", "/usr", "/usr"]
+        for d in SYSTEM_DIRS:
+            host = Path("/") / d
+            if host.is_symlink():
+                args += ["--symlink", os.readlink(host), f"/{d}"]
+            elif host.is_dir():
+                args += ["--ro-bind", str(host), f"/{d}"]
+        args += ["--ro-bind", "/etc", "/etc"]
+        for name in ("passwd", "group"):
+            args += ["--ro-bind", str(self.etc_dir / name), f"/etc/{name}"]
+        args += ["--proc", "/proc", "--dev", "/dev"]
+        args += ["--size", str(req.limits.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+        args += ["--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
+        for m in req.mounts:
+            args += ["--bind" if m.writable else "--ro-bind", str(m.source), m.target]
+        args += ["--chdir", req.cwd]
+        return args
+
+    def run(self, req: SandboxRequest) -> SandboxResult:
+        self._write_identity_files()
+        limits = req.limits
+        cg = None
+        if self.cgroups is not None:
+            try:
+                cg = self.cgroups.create(
+                    req.name, limits.memory_mb * 1024 * 1024, limits.max_processes
+                )
+            except OSError as e:
+                raise SandboxError(f"cannot create cgroup {req.name}: {e}") from e
+        status_r, status_w = os.pipe()
+        argv = self._prefix() + self._isolation_args() + self._filesystem_args(req)
+        argv += ["--json-status-fd", str(status_w), "--", *req.argv]
+        if cg is not None:
+            argv = ["/bin/sh", "-c", ATTACH, "attach", *map(str, cg.procs_files), "--", *argv]
+        preexec = None if cg is not None else _rlimits(limits.max_processes)
+        start = time.monotonic()
+        try:
+            with open(req.stdout, "wb") as out, open(req.stderr, "wb") as err:
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    env=req.env,
+                    start_new_session=True,
+                    preexec_fn=preexec,
+                    pass_fds=(status_w,),
+                )
+        except OSError as e:
+            os.close(status_r)
+            if cg:
+                cg.remove()
+            raise SandboxError(f"cannot start bwrap: {e}") from e
+        finally:
+            os.close(status_w)
+        killed = self._supervise(proc, req, start)
+        started = _child_started(status_r)
+        wall = time.monotonic() - start
+        survivors = None
+        peak = None
+        if cg is not None:
+            survivors = cg.kill_all()
+            if killed is None and cg.oom_killed():
+                killed = "memory"
+            peak = cg.peak_memory()
+            if survivors == 0:
+                cg.remove()
+        code = proc.returncode
+        if code == EXIT_ATTACH_FAILED and cg is not None and wall < 1:
+            raise SandboxError(f"could not attach sandbox {req.name} to its cgroup")
+        if not started and killed is None:
+            raise SandboxError(f"bwrap failed to set up the sandbox: {_tail(req.stderr)}")
+        return SandboxResult(
+            exit_code=code, killed=killed, wall_s=wall, peak_memory_bytes=peak, survivors=survivors
+        )
+
+    def _supervise(self, proc: subprocess.Popen, req: SandboxRequest, start: float) -> str | None:
+        limits = req.limits
+        next_watch = start + WATCH_EVERY_S
+        while True:
+            try:
+                proc.wait(timeout=POLL_S)
+                return None
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic()
+            if now - start >= limits.wall_s:
+                _kill_group(proc)
+                return "timeout"
+            if req.watch and now >= next_watch:
+                next_watch = now + WATCH_EVERY_S
+                if _over_quota(req.watch, limits.watch_bytes, limits.watch_files):
+                    _kill_group(proc)
+                    return "output_limit"
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    # The launcher's group holds bwrap's outer process; killing it takes the pid namespace's
+    # init with it (--die-with-parent), and the kernel then kills every process inside.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _over_quota(dirs: list[Path], max_bytes: int, max_files: int) -> bool:
+    total = files = 0
+    stack = [str(d) for d in dirs]
+    while stack:
+        top = stack.pop()
+        try:
+            with os.scandir(top) as it:
+                for entry in it:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        else:
+                            total += entry.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        continue
+                    files += 1
+                    if total > max_bytes or files > max_files:
+                        return True
+        except OSError:
+            continue
+    return False
+
+
+def _rlimits(max_processes: int):
+    import resource
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (max_processes, max_processes))
+
+    return apply
+
+
+def _tail(path: Path, n: int = 400) -> str:
+    with contextlib.suppress(OSError):
+        return path.read_bytes()[-n:].decode(errors="replace").strip()
+    return ""
+
+
+def _child_started(status_fd: int) -> bool:
+    """bwrap writes {"child-pid": N} on --json-status-fd once the sandboxed command started;
+    reading it (not stderr, which the agent controls) tells a setup failure from the agent's."""
+    chunks = []
+    try:
+        os.set_blocking(status_fd, False)
+        while True:
+            try:
+                data = os.read(status_fd, 65536)
+            except BlockingIOError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(status_fd)
+    return b'"child-pid"' in b"".join(chunks)

@@ -1,0 +1,223 @@
+"""The results store: one SQLite file per run directory.
+
+A trial is recorded in one transaction (trial row, its grade and checks): the commit is the
+moment it becomes finished, so a run killed at any moment and resumed records it exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from lastexam.errors import LastexamError
+from lastexam.store.models import (
+    SCHEMA_VERSION,
+    CheckResult,
+    GradeRecord,
+    RunConfig,
+    TrialRecord,
+)
+
+DB_NAME = "results.db"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    config_json TEXT NOT NULL,
+    harness_version TEXT NOT NULL,
+    git_commit TEXT
+);
+CREATE TABLE IF NOT EXISTS trials (
+    trial_id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    task_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    model TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    cluster TEXT NOT NULL,
+    subdomain TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    status TEXT NOT NULL,
+    score REAL,
+    full_pass INTEGER NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    record_json TEXT NOT NULL,
+    UNIQUE (task_id, agent, model, attempt)
+);
+CREATE TABLE IF NOT EXISTS grades (
+    grade_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    trial_id TEXT NOT NULL REFERENCES trials(trial_id),
+    grader_version TEXT NOT NULL,
+    ok INTEGER NOT NULL,
+    score REAL,
+    full_pass INTEGER NOT NULL,
+    error TEXT,
+    created_at TEXT NOT NULL,
+    duration_s REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checks (
+    grade_id INTEGER NOT NULL REFERENCES grades(grade_id),
+    idx INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    weight REAL NOT NULL,
+    gate INTEGER NOT NULL,
+    passed INTEGER NOT NULL,
+    points REAL NOT NULL,
+    message TEXT NOT NULL,
+    evidence_json TEXT NOT NULL,
+    PRIMARY KEY (grade_id, idx)
+);
+CREATE INDEX IF NOT EXISTS grades_by_trial ON grades (trial_id, grade_id);
+"""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class Store:
+    def __init__(self, run_dir: Path, *, create: bool = False):
+        self.path = Path(run_dir) / DB_NAME
+        if not create and not self.path.is_file():
+            raise LastexamError("not a run directory (no results.db)", path=run_dir)
+        self._lock = threading.Lock()
+        try:
+            self.conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA busy_timeout=10000")
+            if create:
+                self.conn.executescript(SCHEMA)
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                )
+            version = self.conn.execute(
+                "SELECT value FROM meta WHERE key='schema_version'"
+            ).fetchone()
+        except sqlite3.DatabaseError as e:
+            raise LastexamError(f"results store is unreadable or corrupt: {e}", path=self.path) from None
+        if version is None or int(version[0]) != SCHEMA_VERSION:
+            raise LastexamError(
+                f"results store schema {version and version[0]} is not {SCHEMA_VERSION}", path=self.path
+            )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # runs -------------------------------------------------------------------------------
+    def create_run(self, run_id: str, config: RunConfig, harness_version: str, git_commit: str | None) -> None:
+        with self._lock:
+            self.conn.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
+                (run_id, now_iso(), config.model_dump_json(), harness_version, git_commit),
+            )
+
+    def run(self) -> tuple[str, RunConfig] | None:
+        row = self.conn.execute(
+            "SELECT run_id, config_json FROM runs ORDER BY created_at LIMIT 1"
+        ).fetchone()
+        if row is None:
+            return None
+        return row[0], RunConfig.model_validate_json(row[1])
+
+    # trials -----------------------------------------------------------------------------
+    def finished_ids(self) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT trial_id FROM trials")}
+
+    def record_trial(self, record: TrialRecord) -> None:
+        """Insert the trial and its grade in one transaction (the trial's commit point)."""
+        body = record.model_dump(mode="json", exclude={"grade"})
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute(
+                    "INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        record.trial_id, record.run_id, record.key.task_id, record.key.agent,
+                        record.key.model, record.key.attempt, record.cluster, record.subdomain,
+                        record.tier, record.status, record.score, int(record.full_pass),
+                        record.started_at, record.finished_at, json.dumps(body),
+                    ),
+                )
+                if record.grade is not None:
+                    self._insert_grade(record.trial_id, record.grade)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+
+    def add_grade(self, trial_id: str, grade: GradeRecord, status: str) -> None:
+        """A regrade: keep the old grade, make this one the trial's current score."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._insert_grade(trial_id, grade)
+                self.conn.execute(
+                    "UPDATE trials SET score=?, full_pass=?, status=? WHERE trial_id=?",
+                    (grade.score, int(grade.full_pass), status, trial_id),
+                )
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+
+    def _insert_grade(self, trial_id: str, g: GradeRecord) -> None:
+        cur = self.conn.execute(
+            "INSERT INTO grades (trial_id, grader_version, ok, score, full_pass, error, created_at,"
+            " duration_s) VALUES (?,?,?,?,?,?,?,?)",
+            (trial_id, g.grader_version, int(g.ok), g.score, int(g.full_pass), g.error,
+             g.created_at, g.duration_s),
+        )
+        self.conn.executemany(
+            "INSERT INTO checks VALUES (?,?,?,?,?,?,?,?,?)",
+            [
+                (cur.lastrowid, i, c.name, c.weight, int(c.gate), int(c.passed), c.points,
+                 c.message, json.dumps(c.evidence))
+                for i, c in enumerate(g.checks)
+            ],
+        )
+
+    def trials(self, *, with_checks: bool = True) -> Iterator[TrialRecord]:
+        """Every trial with its newest grade (status and score as last graded)."""
+        rows = self.conn.execute(
+            "SELECT record_json, status, score, full_pass FROM trials ORDER BY rowid"
+        ).fetchall()
+        grades = self._newest_grades(with_checks)
+        for record_json, status, score, full_pass in rows:
+            record = TrialRecord.model_validate_json(record_json)
+            record.status, record.score, record.full_pass = status, score, bool(full_pass)
+            record.grade = grades.get(record.trial_id)
+            yield record
+
+    def _newest_grades(self, with_checks: bool) -> dict[str, GradeRecord]:
+        rows = self.conn.execute(
+            "SELECT g.grade_id, g.trial_id, g.grader_version, g.ok, g.score, g.full_pass, g.error,"
+            " g.created_at, g.duration_s FROM grades g WHERE g.grade_id = "
+            "(SELECT MAX(grade_id) FROM grades WHERE trial_id = g.trial_id)"
+        ).fetchall()
+        checks: dict[int, list[CheckResult]] = {}
+        if with_checks:
+            for gid, name, weight, gate, passed, points, message, ev in self.conn.execute(
+                "SELECT grade_id, name, weight, gate, passed, points, message, evidence_json "
+                "FROM checks ORDER BY grade_id, idx"
+            ):
+                checks.setdefault(gid, []).append(
+                    CheckResult(
+                        name=name, weight=weight, gate=bool(gate), passed=bool(passed),
+                        points=points, message=message, evidence=json.loads(ev),
+                    )
+                )
+        return {
+            trial_id: GradeRecord(
+                grader_version=version, ok=bool(ok), score=score, full_pass=bool(fp),
+                checks=checks.get(gid, []), error=error, created_at=created, duration_s=dur,
+            )
+            for gid, trial_id, version, ok, score, fp, error, created, dur in rows
+        }

@@ -1,0 +1,98 @@
+"""Records of runs, trials and grades: pure data, versioned by SCHEMA_VERSION."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+SCHEMA_VERSION = 1
+
+TrialStatus = Literal["completed", "timeout", "agent_error", "infra_error", "grader_error"]
+STATUSES: tuple[TrialStatus, ...] = (
+    "completed",
+    "timeout",
+    "agent_error",
+    "infra_error",
+    "grader_error",
+)
+
+
+class CheckResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    weight: float
+    gate: bool
+    passed: bool
+    points: float
+    message: str = ""
+    evidence: dict[str, Any] = {}
+
+
+class GradeRecord(BaseModel):
+    """One grading of a trial's stored outputs. A trial may be regraded; the newest counts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    grader_version: str
+    ok: bool  # False: the grader raised, hung or broke its limits (grader_error)
+    score: float | None
+    full_pass: bool
+    checks: list[CheckResult] = []
+    error: str | None = None
+    created_at: str
+    duration_s: float
+
+
+class TrialKey(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task_id: str
+    agent: str
+    model: str = ""
+    attempt: int = 1
+
+    @property
+    def trial_id(self) -> str:
+        model = "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in self.model)
+        return f"{self.task_id}__{self.agent}__{model or 'none'}__{self.attempt}"
+
+
+class TrialRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    trial_id: str
+    run_id: str
+    key: TrialKey
+    task_path: str
+    cluster: str
+    subdomain: str
+    tier: str
+    status: TrialStatus
+    score: float | None  # None only when not graded (infra_error)
+    full_pass: bool
+    agent_exit_code: int | None = None
+    ended_by: str = "exit"  # exit | timeout | memory | output_limit | not_started
+    error: str | None = None
+    started_at: str
+    finished_at: str
+    timings: dict[str, float] = {}
+    outputs: dict[str, Any] = {}  # snapshot manifest: files, bytes, dropped entries
+    repro: dict[str, Any] = {}  # what the result depends on (hashes, versions, host)
+    grade: GradeRecord | None = None
+
+
+class RunConfig(BaseModel):
+    """What a run was asked to do; stored so that --resume needs no flags."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_paths: list[str]
+    agent: str
+    model: str = ""
+    agent_args: dict[str, str] = {}
+    attempts: int = 1
+    concurrency: int = 1
+    timeout_s: int | None = None  # overrides each task's timeout_s when set
+    sandbox: str = "bwrap"

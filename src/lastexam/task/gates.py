@@ -1,0 +1,341 @@
+"""The task gates behind `lastexam validate`. A task enters the suite only if all pass."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from lastexam.agents import get_agent
+from lastexam.envs import manage as envs
+from lastexam.errors import LastexamError, describe_validation_error
+from lastexam.run.grading import GradeRequest, grade
+from lastexam.run.trial import TrialPlan, TrialRunner
+from lastexam.run.workspace import RunWorkArea
+from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
+from lastexam.store.models import GradeRecord, TrialKey
+from lastexam.task.load import Task, load_task, tree_hash
+
+MIN_NEGATIVE_FIXTURES = 2
+LEAK_LINE_MIN = 20
+TEXT_SUFFIXES = {".txt", ".csv", ".json", ".md", ".tsv", ".xml", ".yaml", ".yml", ".toml", ".cir",
+                 ".sp", ".net", ".vcf", ".sam", ".fa", ".fasta", ".bed", ".gff", ".py", ".r",
+                 ".m", ".scad", ".html", ".tex", ".log", ".ini", ".cfg", ".sql", ".inp", ".dat"}
+
+
+class FixtureSpec(BaseModel):
+    """fixtures/negative/<name>/fixture.toml; the known-wrong output is in output/ beside it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mistake: str = Field(min_length=5)
+    score_min: float = Field(ge=0.0, le=1.0)
+    score_max: float = Field(ge=0.0, lt=1.0)
+
+
+@dataclass
+class GateResult:
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+@dataclass
+class TaskReport:
+    task: str
+    path: str
+    gates: list[GateResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.gates) and all(g.passed for g in self.gates)
+
+    def add(self, name: str, passed: bool, detail: str = "") -> bool:
+        self.gates.append(GateResult(name, passed, detail))
+        return passed
+
+
+def static_gates(task: Task, report: TaskReport) -> None:
+    """Gates that need no sandbox: required files, canary, reference leaks."""
+    required = [task.instruction, task.grader, task.solution_dir / "solve.sh"]
+    missing = [p.relative_to(task.path).as_posix() for p in required if not p.is_file()]
+    for d in (task.inputs_dir, task.reference_dir):
+        if not d.is_dir() or not any(d.iterdir()):
+            missing.append(d.name + "/ (empty or missing)")
+    fixtures = negative_fixtures(task)
+    if len(fixtures) < MIN_NEGATIVE_FIXTURES:
+        missing.append(f"fixtures/negative/ needs at least {MIN_NEGATIVE_FIXTURES} fixtures")
+    report.add("required files", not missing, "; ".join(missing))
+    if task.instruction.is_file() and task.reference_dir.is_dir():
+        canary = task.spec.canary
+        in_instruction = canary in task.instruction.read_text(errors="replace")
+        in_reference = any(
+            canary.encode() in p.read_bytes() for p in task.reference_dir.rglob("*") if p.is_file()
+        )
+        where = [n for n, ok in (("instruction.md", in_instruction), ("reference/", in_reference)) if not ok]
+        report.add("canary present", not where, f"canary not found in {', '.join(where)}" if where else "")
+        leaks = reference_leaks(task)
+        report.add("no reference leak", not leaks, "; ".join(leaks[:5]))
+
+
+def reference_leaks(task: Task) -> list[str]:
+    """Reference files whose bytes, or text lines of 20+ characters, appear in the inputs or the
+    instruction. Lines holding the canary are exempt (it is meant to be in both)."""
+    visible = [task.instruction, *(p for p in task.inputs_dir.rglob("*") if p.is_file())]
+    visible_hashes = {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in visible}
+    visible_text = "\n".join(
+        p.read_text(errors="replace") for p in visible if _is_text(p) and p.stat().st_size < 50_000_000
+    )
+    leaks = []
+    for ref in sorted(p for p in task.reference_dir.rglob("*") if p.is_file()):
+        rel = ref.relative_to(task.path).as_posix()
+        data = ref.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in visible_hashes:
+            leaks.append(f"{rel} is identical to {visible_hashes[digest].relative_to(task.path)}")
+            continue
+        if _is_text(ref):
+            for line in data.decode(errors="replace").splitlines():
+                line = line.strip()
+                if len(line) >= LEAK_LINE_MIN and task.spec.canary not in line and line in visible_text:
+                    leaks.append(f"{rel}: line {line[:60]!r} appears in the inputs or instruction")
+                    break
+    return leaks
+
+
+def _is_text(p: Path) -> bool:
+    return p.suffix.lower() in TEXT_SUFFIXES or p.name == "instruction.md"
+
+
+@dataclass(frozen=True)
+class NegativeFixture:
+    name: str
+    path: Path
+    spec: FixtureSpec | None
+    error: str = ""
+
+    @property
+    def output(self) -> Path:
+        return self.path / "output"
+
+
+def negative_fixtures(task: Task) -> list[NegativeFixture]:
+    root = task.negative_fixtures_dir
+    found = []
+    for d in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        toml_path = d / "fixture.toml"
+        try:
+            spec = FixtureSpec.model_validate(tomllib.loads(toml_path.read_text()))
+            if spec.score_min > spec.score_max:
+                raise LastexamError("score_min is above score_max", path=toml_path)
+            if not (d / "output").is_dir():
+                raise LastexamError("no output/ folder beside fixture.toml", path=d)
+            found.append(NegativeFixture(d.name, d, spec))
+        except FileNotFoundError:
+            found.append(NegativeFixture(d.name, d, None, f"{toml_path}: missing"))
+        except tomllib.TOMLDecodeError as e:
+            found.append(NegativeFixture(d.name, d, None, f"{toml_path}: not valid TOML: {e}"))
+        except ValidationError as e:
+            found.append(NegativeFixture(d.name, d, None, f"{toml_path}: {describe_validation_error(e)}"))
+        except LastexamError as e:
+            found.append(NegativeFixture(d.name, d, None, e.render()))
+    return found
+
+
+@dataclass
+class Validator:
+    """Runs the sandboxed gates of tasks, within one run's work area and store."""
+
+    runner: TrialRunner
+
+    @property
+    def area(self) -> RunWorkArea:
+        return self.runner.area
+
+    def validate(self, path: Path) -> TaskReport:
+        report = TaskReport(task=path.name, path=str(path))
+        try:
+            task = load_task(path)
+        except LastexamError as e:
+            report.add("schema and taxonomy", False, e.render())
+            return report
+        report.task = task.id
+        report.add("schema and taxonomy", True)
+        static_gates(task, report)
+        try:
+            env = envs.load(task.spec.environment, task.path)
+        except LastexamError as e:
+            report.add("environment", False, e.render())
+            return report
+        missing = env.missing()
+        if not report.add("environment installed", not missing, "; ".join(missing) + (
+            f" (lastexam env install {env.name})" if missing else "")):
+            return report
+        if not (task.solution_dir / "solve.sh").is_file() or not task.grader.is_file():
+            return report
+        oracle = self._trial(task, env, "oracle")
+        report.add(
+            "oracle scores 1.0",
+            oracle.status == "completed" and oracle.score == 1.0,
+            _describe_trial(oracle),
+        )
+        nop = self._trial(task, env, "nop")
+        report.add("nop scores 0", nop.status == "completed" and nop.score == 0.0, _describe_trial(nop))
+        for fx in negative_fixtures(task):
+            self._fixture_gate(task, env, fx, report)
+        self._determinism_gate(task, env, oracle.trial_id, report)
+        if task.generator.is_file():
+            self._generator_gate(task, env, report)
+        return report
+
+    def _trial(self, task: Task, env: envs.Environment, agent_name: str):
+        agent = get_agent(agent_name)
+        key = TrialKey(task_id=task.id, agent=agent_name)
+        return self.runner.run(TrialPlan(task, key, agent, {}, task.spec.timeout_s, env))
+
+    def _grade_dir(self, task: Task, env: envs.Environment, output: Path, tag: str) -> GradeRecord:
+        work = self.area.root / "validate" / task.id / tag
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        work.chmod(0o711)
+        (work.parent).chmod(0o711)
+        (work.parent.parent).chmod(0o711)
+        copy = work / "output"
+        shutil.copytree(output, copy, symlinks=True)
+        for p in [copy, *copy.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        pristine = {p.relative_to(task.inputs_dir).as_posix(): _sha(p)
+                    for p in task.inputs_dir.rglob("*") if p.is_file()}
+        req = GradeRequest(task, env, copy, pristine, work / "grade", f"{self.runner.run_id}.{task.id}.{tag}")
+        return grade(self.runner.provider, self.area, req)
+
+    def _fixture_gate(self, task: Task, env: envs.Environment, fx: NegativeFixture, report: TaskReport) -> None:
+        name = f"negative fixture {fx.name}"
+        if fx.spec is None:
+            report.add(name, False, fx.error)
+            return
+        g = self._grade_dir(task, env, fx.output, f"fixture-{fx.name}")
+        if not g.ok:
+            report.add(name, False, f"grader error: {g.error}")
+            return
+        lo, hi = fx.spec.score_min, fx.spec.score_max
+        ok = g.score is not None and lo <= g.score <= hi and g.score < 1.0
+        report.add(name, ok, f"score {g.score} (declared {lo}..{hi})")
+
+    def _determinism_gate(self, task: Task, env: envs.Environment, oracle_trial: str, report: TaskReport) -> None:
+        output = self.runner.run_dir / "trials" / oracle_trial / "output"
+        if not output.is_dir():
+            report.add("grading is deterministic", False, "no oracle output to grade")
+            return
+        first = self._grade_dir(task, env, output, "determinism-1")
+        second = self._grade_dir(task, env, output, "determinism-2")
+        same = first.ok and second.ok and [c.model_dump() for c in first.checks] == [
+            c.model_dump() for c in second.checks
+        ]
+        report.add("grading is deterministic", same, "" if same else "two gradings of the oracle output differ")
+
+    def _generator_gate(self, task: Task, env: envs.Environment, report: TaskReport) -> None:
+        work = self.area.root / "validate" / task.id / "generate"
+        shutil.rmtree(work, ignore_errors=True)
+        src, out = work / "task", work / "out"
+        shutil.copytree(task.path, src, ignore=shutil.ignore_patterns("fixtures", "__pycache__"))
+        out.mkdir(parents=True)
+        for p in [work, *work.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        uid = getattr(self.runner.provider, "uid", None)
+        if uid is not None:
+            import os
+
+            os.chown(out, uid, uid)
+        result = self.runner.provider.run(
+            SandboxRequest(
+                name=f"{self.runner.run_id}.{task.id}.generate",
+                argv=["python3", "-B", "/gen/task/generate.py", "--out", "/gen/out"],
+                mounts=[Mount(src, "/gen/task"), Mount(out, "/gen/out", writable=True), *env.mounts()],
+                env={"PATH": env.path_var(), "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
+                cwd="/gen/out",
+                limits=SandboxLimits(wall_s=600, memory_mb=4096, max_processes=256, watch_bytes=4 * 1024**3),
+                stdout=work / "generate.stdout.log",
+                stderr=work / "generate.stderr.log",
+                watch=[out],
+            )
+        )
+        if result.exit_code != 0 or result.killed:
+            tail = (work / "generate.stderr.log").read_text(errors="replace")[-400:]
+            report.add("generate.py reproduces inputs and reference", False, f"exit {result.exit_code} {result.killed or ''}: {tail}")
+            return
+        diffs = [
+            part for part in ("inputs", "reference")
+            if tree_hash(out / part) != tree_hash(task.path / part)
+        ]
+        report.add(
+            "generate.py reproduces inputs and reference",
+            not diffs,
+            f"differs: {', '.join(diffs)}" if diffs else "",
+        )
+
+
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def _describe_trial(t) -> str:
+    failed = [c.name for c in (t.grade.checks if t.grade else []) if not c.passed]
+    detail = f"status {t.status}, score {t.score}"
+    if t.error:
+        detail += f", error: {t.error.strip().splitlines()[-1][:300]}"
+    if failed:
+        detail += f", failed checks: {failed[:6]}"
+    return detail
+
+
+def validate_tasks(
+    folders: list[Path],
+    *,
+    concurrency: int = 2,
+    keep: Path | None = None,
+    on_report=None,
+) -> list[TaskReport]:
+    """Validate task folders in a throwaway run (kept in `keep` when given)."""
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lastexam import __version__
+    from lastexam.run.runner import git_commit, host_facts, make_provider, new_run_id
+    from lastexam.store.db import Store
+    from lastexam.store.models import RunConfig
+
+    run_id = new_run_id("validate")
+    run_dir = keep or Path(tempfile.mkdtemp(prefix="lastexam-validate-"))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    area = RunWorkArea.for_run(run_id)
+    provider = make_provider("bwrap", area.etc)
+    problems = provider.preflight()
+    if problems:
+        raise LastexamError("sandbox not ready: " + "; ".join(problems))
+    store = Store(run_dir, create=True)
+    config = RunConfig(task_paths=[str(f) for f in folders], agent="validate")
+    store.create_run(run_id, config, __version__, git_commit())
+    area.prepare()
+    runner = TrialRunner(
+        run_id=run_id, run_dir=run_dir, store=store, provider=provider, area=area,
+        repro={"harness_version": __version__, "sandbox": provider.settings(), "host": host_facts()},
+    )
+    validator = Validator(runner)
+    reports: list[TaskReport] = []
+    try:
+        with ThreadPoolExecutor(concurrency) as pool:
+            for report in pool.map(validator.validate, folders):
+                reports.append(report)
+                if on_report:
+                    on_report(report, len(reports), len(folders))
+    finally:
+        store.close()
+        area.remove()
+        if keep is None:
+            shutil.rmtree(run_dir, ignore_errors=True)
+    return reports

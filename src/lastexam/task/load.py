@@ -1,0 +1,148 @@
+"""Find task folders and load them into Task objects, with errors that name file and field."""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from lastexam.errors import LastexamError, describe_validation_error
+from lastexam.task.spec import TaskSpec
+
+TASK_FILE = "task.toml"
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task folder on disk:
+
+    tasks/<cluster>/<id>/
+        task.toml            metadata (TaskSpec)
+        instruction.md       all the agent is told
+        inputs/              staged at /task/inputs
+        reference/           hidden; only the grading sandbox sees it
+        grader.py            def grade(ctx) -> Rubric
+        solution/solve.sh    the oracle; writes /task/output
+        fixtures/negative/<name>/fixture.toml + output/
+        generate.py          optional seeded generator of inputs/ and reference/
+    """
+
+    path: Path
+    spec: TaskSpec
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def instruction(self) -> Path:
+        return self.path / "instruction.md"
+
+    @property
+    def inputs_dir(self) -> Path:
+        return self.path / "inputs"
+
+    @property
+    def reference_dir(self) -> Path:
+        return self.path / "reference"
+
+    @property
+    def grader(self) -> Path:
+        return self.path / "grader.py"
+
+    @property
+    def solution_dir(self) -> Path:
+        return self.path / "solution"
+
+    @property
+    def negative_fixtures_dir(self) -> Path:
+        return self.path / "fixtures" / "negative"
+
+    @property
+    def generator(self) -> Path:
+        return self.path / "generate.py"
+
+    @cached_property
+    def content_hash(self) -> str:
+        """sha256 over every file of the task folder (paths and bytes)."""
+        return tree_hash(self.path)
+
+    @cached_property
+    def grader_hash(self) -> str:
+        """The grader version: the grader and its reference, nothing the agent could change."""
+        h = hashlib.sha256()
+        h.update(self.grader.read_bytes() if self.grader.is_file() else b"")
+        h.update(tree_hash(self.reference_dir).encode())
+        return h.hexdigest()
+
+
+def tree_hash(root: Path) -> str:
+    h = hashlib.sha256()
+    if root.is_dir():
+        for p in sorted(root.rglob("*")):
+            if "__pycache__" in p.parts or not p.is_file():
+                continue
+            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def load_task(path: Path) -> Task:
+    path = Path(path)
+    toml_path = path / TASK_FILE
+    if not toml_path.is_file():
+        raise LastexamError("no task.toml here: not a task folder", path=path)
+    try:
+        raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise LastexamError(f"not valid TOML: {e}", path=toml_path) from None
+    try:
+        spec = TaskSpec.model_validate(raw)
+    except ValidationError as e:
+        raise LastexamError(describe_validation_error(e), path=toml_path) from None
+    if path.resolve().name != spec.id:
+        raise LastexamError(
+            f"id {spec.id!r} must equal the task folder name {path.resolve().name!r}",
+            path=toml_path,
+            field="id",
+        )
+    return Task(path=path.resolve(), spec=spec)
+
+
+def discover_tasks(paths: list[Path]) -> list[Task]:
+    """Each path is a task folder, a folder searched for task folders, or a .txt list of paths."""
+    found: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.suffix == ".txt" and p.is_file():
+            lines = [ln.split("#", 1)[0].strip() for ln in p.read_text().splitlines()]
+            found.extend(expand(p.parent / ln) for ln in lines if ln)
+        elif not p.exists():
+            raise LastexamError("no such task folder or list", path=p)
+        else:
+            found.append(expand(p))
+    tasks: list[Task] = []
+    seen: dict[str, Path] = {}
+    for folder in (f for group in found for f in (group if isinstance(group, list) else [group])):
+        task = load_task(folder)
+        if task.id in seen and seen[task.id] != task.path:
+            raise LastexamError(f"task id {task.id!r} also used by {seen[task.id]}", path=folder)
+        if task.id not in seen:
+            seen[task.id] = task.path
+            tasks.append(task)
+    return tasks
+
+
+def expand(p: Path) -> list[Path]:
+    if not p.exists():
+        raise LastexamError("no such task folder", path=p)
+    if (p / TASK_FILE).is_file():
+        return [p]
+    hits = sorted(t.parent for t in p.rglob(TASK_FILE) if "fixtures" not in t.parts)
+    if not hits:
+        raise LastexamError("no task folders (with task.toml) under this path", path=p)
+    return hits
