@@ -24,6 +24,7 @@ def _select(names: list[str] | None, all_: bool):
 def install(
     names: Annotated[list[str] | None, typer.Argument(help="Environment names.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every environment of the project.")] = False,
+    force: Annotated[bool, typer.Option(help="Reinstall the Python packages even if recorded.")] = False,
 ) -> None:
     """Install Debian packages (apt-get) and the Python packages (a dedicated venv)."""
     from lastexam.cli.output import err
@@ -31,7 +32,7 @@ def install(
 
     for env in _select(names, all_):
         with err.status(f"installing {env.name}"):
-            manage.install(env, log=lambda msg: err.print(f"  {msg}"))
+            manage.install(env, log=lambda msg: err.print(f"  {msg}"), force=force)
         err.print(f"[green]{env.name}[/green] ready ({env.venv})")
 
 

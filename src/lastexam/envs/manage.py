@@ -3,6 +3,8 @@ the sandbox's python3 runs from (apart from the harness's own dependencies)."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -92,20 +94,27 @@ def missing_apt(packages: list[str]) -> list[str]:
     return [p for p in packages if p not in installed]
 
 
-def install(env: Environment, *, log=print) -> None:
+def install(env: Environment, *, log=print, force: bool = False) -> None:
     os.umask(0o022)  # sandboxes run as another uid: what is installed must be world-readable
+    if not force and not env.missing():
+        log("already installed")
+        return
     absent = missing_apt(env.spec.apt)
     if absent:
         if os.geteuid() != 0:
             raise LastexamError(
                 f"installing Debian packages needs root: sudo apt-get install {' '.join(absent)}"
             )
-        _apt_update_once(log)
-        log(f"apt-get install {' '.join(absent)}")
-        _check(
-            ["apt-get", "install", "-y", "-q", "--no-install-recommends", *absent],
-            {"DEBIAN_FRONTEND": "noninteractive"},
-        )
+        with _apt_lock():
+            absent = missing_apt(env.spec.apt)
+            if absent:
+                _apt_update_once(log)
+                log(f"apt-get install {' '.join(absent)}")
+                _check(
+                    ["apt-get", "install", "-y", "-q", "--no-install-recommends",
+                     "-o", "DPkg::Lock::Timeout=600", *absent],
+                    {"DEBIAN_FRONTEND": "noninteractive"},
+                )
     venv = env.venv
     if not (venv / "bin" / "python3").exists():
         if not Path(BASE_PYTHON).exists():
@@ -120,11 +129,22 @@ def install(env: Environment, *, log=print) -> None:
 _apt_updated = False
 
 
+@contextlib.contextmanager
+def _apt_lock():
+    """Serialises installs by concurrent lastexam processes (dpkg allows one at a time)."""
+    with open(home_subdir("locks") / "apt.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
 def _apt_update_once(log) -> None:
     global _apt_updated
     if not _apt_updated:
         log("apt-get update")
-        _check(["apt-get", "update", "-q"], {"DEBIAN_FRONTEND": "noninteractive"})
+        _check(
+            ["apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=600"],
+            {"DEBIAN_FRONTEND": "noninteractive"},
+        )
         _apt_updated = True
 
 
