@@ -114,13 +114,24 @@ def execute(
     resume: bool = False,
     on_progress: Callable[[int, int, TrialRecord | None], None] | None = None,
 ) -> RunOutcome:
-    run_dir, store, run_id, config = _open_run(config, out, resume)
+    store: Store | None = None
+    if resume:
+        run_dir, store, run_id, config = _reopen_run(config, out)
+    else:
+        run_id = new_run_id(config.agent)
+        run_dir = out or Path("runs") / run_id
+        config = config.model_copy(
+            update={"task_paths": [str(Path(p).resolve()) for p in config.task_paths]}
+        )
     try:
+        # Everything that can be wrong with the request is found before the run directory exists.
         tasks = discover_tasks([Path(p) for p in config.task_paths])
         plans = plan_trials(tasks, config)
         area = RunWorkArea.for_run(run_id)
         provider = make_provider(config.sandbox, area.etc)
         check_ready(plans, provider)
+        if store is None:
+            store = _create_run(run_dir, run_id, config)
         area.remove()  # a killed run's leftovers (workspaces, task copies) are not reused
         area.prepare()
         done = _clean_unfinished(run_dir, store)
@@ -154,34 +165,33 @@ def execute(
         trials = list(store.trials())
         return RunOutcome(run_dir=run_dir, run_id=run_id, trials=trials, ran=len(todo))
     finally:
+        if store is not None:
+            store.close()
+
+
+def _reopen_run(config: RunConfig, out: Path | None) -> tuple[Path, Store, str, RunConfig]:
+    if out is None:
+        raise LastexamError("--resume needs --out RUN_DIR (the run to resume)")
+    store = Store(out)
+    existing = store.run()
+    if existing is None:
         store.close()
+        raise LastexamError("the run directory holds no run to resume", path=out)
+    run_id, stored = existing
+    # The stored plan is the run; only how fast it goes may change on resume.
+    return out, store, run_id, stored.model_copy(update={"concurrency": config.concurrency})
 
 
-def _open_run(config: RunConfig, out: Path | None, resume: bool) -> tuple[Path, Store, str, RunConfig]:
-    if resume:
-        if out is None:
-            raise LastexamError("--resume needs --out RUN_DIR (the run to resume)")
-        store = Store(out)
-        existing = store.run()
-        if existing is None:
-            raise LastexamError("the run directory holds no run to resume", path=out)
-        run_id, stored = existing
-        # The stored plan is the run; only how fast it goes may change on resume.
-        return out, store, run_id, stored.model_copy(update={"concurrency": config.concurrency})
-    run_id = new_run_id(config.agent)
-    run_dir = out or Path("runs") / run_id
+def _create_run(run_dir: Path, run_id: str, config: RunConfig) -> Store:
     if (run_dir / "results.db").exists():
         raise LastexamError(
             "this run directory already holds a run: pass --resume to finish it, or another --out",
             path=run_dir,
         )
     run_dir.mkdir(parents=True, exist_ok=True)
-    config = config.model_copy(
-        update={"task_paths": [str(Path(p).resolve()) for p in config.task_paths]}
-    )
     store = Store(run_dir, create=True)
     store.create_run(run_id, config, __version__, git_commit())
-    return run_dir, store, run_id, config
+    return store
 
 
 def _clean_unfinished(run_dir: Path, store: Store) -> set[str]:

@@ -1,0 +1,3 @@
+from lastexam.cli import main
+
+main()
