@@ -133,7 +133,9 @@ class BwrapProvider:
         args += ["--dir", "/var", "--symlink", "../tmp", "/var/tmp"]
         for m in req.mounts:
             args += ["--bind" if m.writable else "--ro-bind", str(m.source), m.target]
-        args += ["--chdir", req.cwd]
+        # The sandbox's own root (a tmpfs holding the mount points) is read-only too: only the
+        # writable mounts and /tmp take writes.
+        args += ["--remount-ro", "/", "--chdir", req.cwd]
         return args
 
     def run(self, req: SandboxRequest) -> SandboxResult:

@@ -1,0 +1,173 @@
+"""Each sandbox property, attacked from inside by the `command` agent and shown to hold."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import COLUMN_TOTAL, ROOT, run_command_agent, trial_dir
+
+pytestmark = pytest.mark.usefixtures("base_env_ready")
+
+
+def _agent_log(run: Path, trial: dict) -> str:
+    return (trial_dir(run, trial) / "agent" / "agent.stdout.log").read_text(errors="replace")
+
+
+def test_hidden_task_parts_are_absent(tmp_path: Path) -> None:
+    canary = next(
+        line.split('"')[1] for line in (COLUMN_TOTAL / "task.toml").read_text().splitlines()
+        if line.startswith("canary")
+    )
+    cmd = (
+        "ls -a /task; "
+        "find / -xdev \\( -name expected.json -o -name grader.py -o -name solve.sh "
+        "-o -name fixture.toml -o -name results.db \\) 2>/dev/null; "
+        f"grep -rl {canary} /task /home /tmp /var /opt /run /etc /srv /mnt /usr/local 2>/dev/null"
+        " | grep -v ^/task/instruction.md; "
+        "ls /root /home /work 2>&1; echo END"
+    )
+    run = tmp_path / "run"
+    trial = run_command_agent(cmd, run, COLUMN_TOTAL, "--timeout", "300")
+    log = _agent_log(run, trial)
+    assert "END" in log
+    listing = log.split("\n", 5)
+    assert set(listing[0:5]) >= {".", "..", "inputs", "instruction.md", "output"}
+    assert "expected.json" not in log and "grader.py" not in log and "solve.sh" not in log
+    assert "results.db" not in log and "fixture.toml" not in log
+    assert canary not in log.replace(canary + "\n", "")  # only the instruction holds it
+    assert "/root:" not in log or "No such file" in log
+    assert str(ROOT) not in log
+
+
+def test_no_network_but_loopback(tmp_path: Path) -> None:
+    cmd = (
+        "python3 - <<'EOF'\n"
+        "import socket\n"
+        "for host, port in [('1.1.1.1', 53), ('deb.debian.org', 80), ('10.0.2.2', 22)]:\n"
+        "    try:\n"
+        "        socket.create_connection((host, port), timeout=3); print('REACHED', host)\n"
+        "    except OSError as e:\n"
+        "        print('blocked', host, type(e).__name__)\n"
+        "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); print('loopback ok')\n"
+        "EOF"
+    )
+    run = tmp_path / "run"
+    log = _agent_log(run, run_command_agent(cmd, run))
+    assert "REACHED" not in log
+    assert log.count("blocked") == 3 and "loopback ok" in log
+
+
+def test_cannot_write_outside_the_workspace(tmp_path: Path) -> None:
+    cmd = (
+        "for p in /usr/x /etc/x /opt/x /x /task/x /var/lib/lastexam/x; do "
+        "  (echo hi > $p) 2>/dev/null && echo WROTE $p || echo denied $p; done; "
+        "echo hi > /task/output/ok && echo hi > $HOME/ok && echo hi > /tmp/ok && echo writable-ok"
+    )
+    run = tmp_path / "run"
+    log = _agent_log(run, run_command_agent(cmd, run))
+    assert "WROTE" not in log
+    assert log.count("denied") == 6 and "writable-ok" in log
+
+
+def test_runs_without_host_privileges(tmp_path: Path) -> None:
+    cmd = (
+        "grep CapEff /proc/self/status; id -u; "
+        "mount -t tmpfs none /tmp 2>/dev/null && echo MOUNTED; "
+        "unshare -U true 2>/dev/null && echo NESTED-USERNS; "
+        "cat /etc/shadow >/dev/null 2>&1 && echo READ-SHADOW; "
+        "kill -9 1 2>/dev/null; echo END"
+    )
+    run = tmp_path / "run"
+    log = _agent_log(run, run_command_agent(cmd, run))
+    assert "CapEff:\t0000000000000000" in log
+    assert "MOUNTED" not in log and "NESTED-USERNS" not in log and "READ-SHADOW" not in log
+    assert "END" in log
+    if os.geteuid() == 0:  # the sandbox's files belong to an unprivileged host uid
+        output = trial_dir(run, run_command_agent("echo x > /task/output/f", tmp_path / "r2"))
+        assert output.exists()
+
+
+def test_time_cap_kills_every_process(tmp_path: Path) -> None:
+    marker = f"lastexam-test-sleeper-{os.getpid()}"
+    cmd = (
+        f"(exec -a {marker} sleep 1000) & "
+        f"setsid sh -c 'exec -a {marker} sleep 1000' & "
+        "trap '' TERM; echo partial > /task/output/result.json; sleep 1000"
+    )
+    run = tmp_path / "run"
+    started = time.monotonic()
+    trial = run_command_agent(cmd, run, COLUMN_TOTAL, "--timeout", "2")
+    assert time.monotonic() - started < 30
+    assert trial["status"] == "timeout"
+    assert trial["score"] == 0.0  # still graded: what it left at the cap counts
+    assert any(c["name"].startswith("result.json parses") and not c["passed"] for c in trial["checks"])
+    survivors = [
+        p for p in os.listdir("/proc") if p.isdigit() and marker.encode() in _cmdline(p)
+    ]
+    assert survivors == []
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="memory and process limits need cgroups (root)")
+def test_memory_limit(tmp_path: Path) -> None:
+    task = _with_limits(tmp_path, "memory_mb = 128")
+    cmd = "python3 -c 'x = bytearray(600 * 1024 * 1024); print(len(x))'; echo after"
+    run = tmp_path / "run"
+    trial = run_command_agent(cmd, run, task)
+    log = _agent_log(run, trial)
+    assert "629145600" not in log
+    assert trial["status"] in ("agent_error", "completed")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="memory and process limits need cgroups (root)")
+def test_process_limit(tmp_path: Path) -> None:
+    task = _with_limits(tmp_path, "max_processes = 32")
+    cmd = (
+        "python3 - <<'EOF'\n"
+        "import os, time\n"
+        "n = 0\n"
+        "for _ in range(100):\n"
+        "    try:\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(30); os._exit(0)\n"
+        "        n += 1\n"
+        "    except OSError:\n"
+        "        break\n"
+        "print('forked', n)\n"
+        "EOF"
+    )
+    run = tmp_path / "run"
+    trial = run_command_agent(cmd, run, task, "--timeout", "20")
+    log = _agent_log(run, trial)
+    forked = int(log.split("forked")[1].split()[0])
+    assert 10 < forked < 32
+
+
+def test_output_size_cap(tmp_path: Path) -> None:
+    task = _with_limits(tmp_path, "output_mb = 5")
+    cmd = "head -c 200000000 /dev/zero > /task/output/big; sleep 30"
+    run = tmp_path / "run"
+    trial = run_command_agent(cmd, run, task, "--timeout", "25")
+    assert trial["status"] == "agent_error"
+    size = sum(f.stat().st_size for f in (trial_dir(run, trial) / "output").rglob("*") if f.is_file())
+    assert size <= 5 * 1024 * 1024
+
+
+def _with_limits(tmp_path: Path, line: str) -> Path:
+    import shutil
+
+    task = tmp_path / "tasks" / "other" / "column-total"
+    shutil.copytree(COLUMN_TOTAL, task)
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text() + f"\n[limits]\n{line}\n")
+    return task
