@@ -1,0 +1,136 @@
+"""The gateway's records: token usage, one model call, a trial's totals and its budget.
+
+Token kinds follow one convention whatever the wire format: `input_tokens` are prompt tokens
+read without a cache hit, `cache_read_tokens` and `cache_write_tokens` are the cached part
+(read from, written to), `output_tokens` include reasoning, and `reasoning_tokens` are the
+part of the output the provider reports as reasoning (informational, already counted).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every token the model read, cached or not."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+class Budget(BaseModel):
+    """Per-trial limits; None is no limit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_cost_usd: float | None = Field(None, gt=0)
+    max_tokens: int | None = Field(None, gt=0)
+
+
+class CallRecord(BaseModel):
+    """One model call as the gateway saw it (one line of the trial's gateway log)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int
+    started_at: str
+    wire: str  # anthropic | chat | responses | gemini
+    path: str
+    stream: bool
+    requested_model: str  # what the client asked for
+    model: str  # what answered (the trial's model)
+    status: int  # HTTP status returned to the client
+    latency_ms: float  # request received -> last byte sent
+    ttfb_ms: float | None = None  # request received -> first body byte sent
+    usage: Usage | None = None  # None when the call failed before any usage was reported
+    cost_usd: float | None = None  # None when the price is unknown
+    counted: bool = True  # False for requests that are not model calls (token counting)
+    error: str | None = None
+    request: Any = None
+    response: Any = None  # the JSON body, or the list of streamed event payloads
+
+
+class SessionSummary(BaseModel):
+    """A trial's model traffic, as recorded on its TrialRecord."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    model_calls: int = 0
+    failed_calls: int = 0
+    refused_calls: int = 0  # refused by the budget
+    usage: Usage = Usage()
+    cost_usd: float | None = None  # None when any call's price is unknown
+    price_table: str | None = None  # version of the price table used
+    budget: Budget = Budget()
+    budget_exhausted: str | None = None  # why the budget ended the trial's model access
+
+
+class TurnUsage(BaseModel):
+    """Token counts a scripted turn claims (otherwise estimated from the bytes exchanged)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int = Field(0, ge=0)
+    output_tokens: int = Field(0, ge=0)
+    cache_read_tokens: int = Field(0, ge=0)
+    cache_write_tokens: int = Field(0, ge=0)
+
+
+class ToolTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    input: dict[str, Any] = {}
+
+
+class ScriptTurn(BaseModel):
+    """One answer of the scripted upstream: exactly one of shell, tool or text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    shell: str | None = None  # a call of the shell tool the client declared
+    tool: ToolTurn | None = None  # a call of any tool the client declared, by name
+    text: str | None = None  # a final answer
+    reasoning: str | None = None
+    usage: TurnUsage | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ScriptTurn:
+        given = [k for k in ("shell", "tool", "text") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"a turn needs exactly one of shell, tool, text (got {given or 'none'})")
+        return self
+
+
+class Script(BaseModel):
+    """A scripted upstream's file: turns answering the client's model requests in order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turns: list[ScriptTurn]
+    final_text: str = "Done."  # the answer once the turns have run out
+    price_as: str | None = None  # price calls as this model of the price table (else null)

@@ -1,0 +1,123 @@
+"""The scripted upstream: answers each model request of a trial with the script's next turn,
+in the wire format and streaming mode the client asked in.
+
+Requests that declare no tools (titles, summaries, routing checks some clients make on the
+side) do not consume a turn: they get a short text answer. Once the turns have run out,
+every request gets the script's final text.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from lastexam.errors import LastexamError, describe_validation_error
+from lastexam.gateway.models import Script, ScriptTurn, Usage
+from lastexam.gateway.upstream import Outcome, Sink
+from lastexam.gateway.wire import Reply, ToolCall, Wire, WireRequest, estimate_tokens
+
+SIDE_ANSWER = "OK"
+
+
+def load_script(path: Path) -> Script:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LastexamError("no such script file", path=path) from None
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as e:
+        raise LastexamError(f"not a readable YAML script: {e}", path=path) from None
+    if not isinstance(raw, dict):
+        raise LastexamError("a script is a mapping with a `turns:` list", path=path)
+    try:
+        return Script.model_validate(raw)
+    except ValidationError as e:
+        raise LastexamError(describe_validation_error(e), path=path) from None
+
+
+class ScriptedUpstream:
+    def __init__(self, script: Script, name: str):
+        self.script = script
+        self.name = name  # the model name answers carry
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def _take(self) -> ScriptTurn | None:
+        with self._lock:
+            if self._next >= len(self.script.turns):
+                return None
+            turn = self.script.turns[self._next]
+            self._next += 1
+            return turn
+
+    def call(self, wire: Wire, req: WireRequest, headers: dict[str, str], sink: Sink) -> Outcome:
+        if not wire.is_model_call(req):
+            return self._count(wire, req, sink)
+        stream = wire.is_stream(req)
+        if not wire.tools(req):
+            reply = Reply(text=SIDE_ANSWER)
+        else:
+            turn = self._take()
+            try:
+                reply = self._reply(turn, wire, req)
+            except ValueError as e:
+                body = wire.error_body(400, f"lastexam scripted upstream: {e}")
+                sink.start(400, "application/json", False)
+                sink.write(json.dumps(body).encode())
+                return Outcome(400, self.name, None, body, str(e))
+            if turn is not None and turn.usage is not None:
+                reply.usage = Usage(**turn.usage.model_dump())
+        if reply.usage.total_tokens == 0:
+            out_bytes = len(reply.text) + len(reply.reasoning) + sum(
+                len(json.dumps(c.arguments)) + len(c.name) for c in reply.tool_calls
+            )
+            reply.usage = Usage(input_tokens=estimate_tokens(req.size),
+                                output_tokens=estimate_tokens(out_bytes))
+        sink.start(200, "text/event-stream" if stream else "application/json", stream)
+        chunks = []
+        for chunk in wire.render(reply, self.name, stream):
+            sink.write(chunk)
+            chunks.append(chunk)
+        return Outcome(200, self.name, reply.usage, _logged(chunks, stream))
+
+    def _reply(self, turn: ScriptTurn | None, wire: Wire, req: WireRequest) -> Reply:
+        if turn is None:
+            return Reply(text=self.script.final_text)
+        reasoning = turn.reasoning or ""
+        if turn.text is not None:
+            return Reply(text=turn.text, reasoning=reasoning)
+        if turn.shell is not None:
+            shell = wire.shell_tool(req)
+            if shell is None:
+                names = ", ".join(d.name for d in wire.tools(req))
+                raise ValueError(f"the request declares no shell tool (tools: {names})")
+            name, arg = shell
+            return Reply(tool_calls=[ToolCall(name, {arg: turn.shell})], reasoning=reasoning)
+        assert turn.tool is not None
+        declared = {d.name for d in wire.tools(req)}
+        if turn.tool.name not in declared:
+            raise ValueError(f"the request declares no tool {turn.tool.name!r}")
+        return Reply(tool_calls=[ToolCall(turn.tool.name, dict(turn.tool.input))],
+                     reasoning=reasoning)
+
+    def _count(self, wire: Wire, req: WireRequest, sink: Sink) -> Outcome:
+        n = estimate_tokens(req.size)
+        body = {"totalTokens": n} if wire.name == "gemini" else {"input_tokens": n}
+        sink.start(200, "application/json", False)
+        sink.write(json.dumps(body).encode())
+        return Outcome(200, self.name, None, body)
+
+
+def _logged(chunks: list[bytes], stream: bool) -> object:
+    if not stream:
+        return json.loads(b"".join(chunks))
+    from lastexam.gateway.wire import SSEParser
+
+    parser = SSEParser()
+    for c in chunks:
+        parser.feed(c)
+    parser.close()
+    return parser.events

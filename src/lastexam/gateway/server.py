@@ -1,0 +1,293 @@
+"""The gateway: an HTTP server on a unix socket, one per run, shared by the run's trials.
+
+Each trial opens a session and gets a token; a request is served only with the token of an
+open session (as x-api-key, Authorization: Bearer, x-goog-api-key or ?key=). The sandbox
+sees the socket and the token, never a provider's key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import socketserver
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+
+from lastexam.errors import LastexamError
+from lastexam.gateway.models import Budget, CallRecord, SessionSummary
+from lastexam.gateway.prices import PriceTable, price_table
+from lastexam.gateway.providers import PROVIDERS, ModelSpec, parse_model
+from lastexam.gateway.scripted import ScriptedUpstream, load_script
+from lastexam.gateway.session import Session
+from lastexam.gateway.upstream import UPSTREAM_TIMEOUT, HttpUpstream, Outcome
+from lastexam.gateway.wire import Wire, WireRequest, wire_for_path
+from lastexam.store.db import now_iso
+
+MAX_BODY = 64 * 1024 * 1024
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    gateway: Gateway
+
+
+class Gateway:
+    def __init__(self, socket_path: Path, prices: PriceTable | None = None):
+        self.socket_path = socket_path
+        self.prices = prices or price_table()
+        self._sessions: dict[str, Session] = {}
+        self._closed: set[str] = set()
+        self._lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._http: httpx.Client | None = None
+
+    # lifecycle ---------------------------------------------------------------------------
+    def start(self) -> None:
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()
+        server = _Server(str(self.socket_path), _Handler)
+        server.gateway = self
+        # Sandboxes run as another uid: connecting needs write permission on the socket.
+        os.chmod(self.socket_path, 0o666)
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="gateway", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._http is not None:
+            self._http.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()
+
+    def __enter__(self) -> Gateway:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def http_client(self) -> httpx.Client:
+        with self._lock:
+            if self._http is None:
+                self._http = httpx.Client(timeout=UPSTREAM_TIMEOUT, http2=False)
+            return self._http
+
+    # sessions ----------------------------------------------------------------------------
+    def open_session(
+        self, trial_id: str, model: str, budget: Budget, log_path: Path
+    ) -> Session:
+        spec = parse_model(model)
+        if spec.scripted:
+            script = load_script(Path(spec.model))
+            upstream: Any = ScriptedUpstream(script, f"scripted-{Path(spec.model).stem}")
+            price_as = ("", script.price_as or "")
+        else:
+            upstream = HttpUpstream(PROVIDERS[spec.provider], spec.model, self.http_client())
+            price_as = (spec.provider, spec.model)
+        session = Session(trial_id, spec, upstream, budget, log_path, self.prices, price_as)
+        with self._lock:
+            self._sessions[session.token] = session
+        return session
+
+    def close_session(self, token: str) -> SessionSummary:
+        with self._lock:
+            session = self._sessions.pop(token)
+            self._closed.add(token)
+        return session.close()
+
+    def lookup(self, token: str | None) -> tuple[Session | None, str]:
+        if not token:
+            return None, "no gateway token in the request"
+        with self._lock:
+            if token in self._closed:
+                return None, "this trial's gateway token is closed"
+            session = self._sessions.get(token)
+        return (session, "") if session else (None, "unknown gateway token")
+
+
+def check_model(model: str, wire: str) -> ModelSpec:
+    """Fail before a run starts if the model cannot answer a harness speaking `wire`."""
+    spec = parse_model(model)
+    if spec.scripted:
+        load_script(Path(spec.model))
+    elif wire not in spec.wires():
+        raise LastexamError(
+            f"model {model!r}: provider {spec.provider!r} does not speak the {wire} API "
+            f"(it speaks {', '.join(spec.wires())})"
+        )
+    return spec
+
+
+def _token(headers: Any, query: dict[str, str]) -> str | None:
+    if v := headers.get("x-api-key"):
+        return v
+    auth = headers.get("authorization") or ""
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return headers.get("x-goog-api-key") or query.get("key")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def address_string(self) -> str:
+        return "sandbox"
+
+    def setup(self) -> None:
+        super().setup()
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+
+    def do_HEAD(self) -> None:
+        self._plain(200, b"")
+
+    def do_GET(self) -> None:
+        if urlsplit(self.path).path in ("/", ""):
+            self._plain(200, b"lastexam gateway\n")
+        else:
+            self._plain(404, b'{"error": "not found"}', "application/json")
+
+    def do_POST(self) -> None:
+        received = time.monotonic()
+        parts = urlsplit(self.path)
+        query = dict(parse_qsl(parts.query))
+        length = int(self.headers.get("content-length") or 0)
+        if length > MAX_BODY:
+            self.close_connection = True
+            self._plain(413, b'{"error": "request too large"}', "application/json")
+            return
+        raw = self.rfile.read(length) if length else b""
+        wire = wire_for_path(parts.path)
+        if wire is None:
+            self._plain(404, b'{"error": "no such API path on the lastexam gateway"}',
+                        "application/json")
+            return
+        session, why = self.server.gateway.lookup(_token(self.headers, query))
+        if session is None:
+            self._error(wire, 401, f"lastexam gateway: {why}")
+            return
+        try:
+            body = json.loads(raw) if raw else {}
+            if not isinstance(body, dict):
+                raise ValueError("the body is not a JSON object")
+        except ValueError as e:
+            self._error(wire, 400, f"lastexam gateway: invalid JSON body: {e}")
+            return
+        req = WireRequest(parts.path, query, body, len(raw))
+        self._serve(session, wire, req, received)
+
+    def _serve(self, session: Session, wire: Wire, req: WireRequest, received: float) -> None:
+        record = CallRecord(
+            seq=session.next_seq(), started_at=now_iso(), wire=wire.name, path=req.path,
+            stream=wire.is_stream(req), requested_model=wire.requested_model(req),
+            model=session.spec.text, status=0, latency_ms=0.0,
+            counted=wire.is_model_call(req), request=req.body,
+        )
+        refusal = session.refusal() if record.counted else None
+        if refusal is not None:
+            message = f"lastexam gateway: the trial's budget is exhausted ({refusal})"
+            self._error(wire, 400, message)
+            record.status, record.error = 400, message
+            record.latency_ms = round((time.monotonic() - received) * 1000, 3)
+            session.record(record, refused=True)
+            return
+        sink = _ChunkSink(self, received)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        try:
+            outcome = session.upstream.call(wire, req, headers, sink)
+        except Exception as e:
+            outcome = Outcome(500, session.spec.text, None, None, f"{type(e).__name__}: {e}")
+            if not sink.started:
+                self._error(wire, 500, f"lastexam gateway: {outcome.error}")
+        sink.finish()
+        if outcome.status >= 500 and outcome.error and "BrokenPipe" in outcome.error:
+            self.close_connection = True
+        record.status, record.error = outcome.status, outcome.error
+        record.usage, record.response = outcome.usage, outcome.response
+        record.cost_usd = session.cost(outcome.usage)
+        record.ttfb_ms = sink.ttfb_ms
+        record.latency_ms = round((time.monotonic() - received) * 1000, 3)
+        session.record(record)
+
+    def _plain(self, status: int, body: bytes, ctype: str = "text/plain") -> None:
+        self.send_response(status)
+        self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _error(self, wire: Wire, status: int, message: str) -> None:
+        self._plain(status, json.dumps(wire.error_body(status, message)).encode(),
+                    "application/json")
+
+
+class _ChunkSink:
+    """Writes to the client: one body with a length, or chunked transfer for a stream."""
+
+    def __init__(self, handler: _Handler, received: float):
+        self.h = handler
+        self.received = received
+        self.started = False
+        self.stream = False
+        self.ttfb_ms: float | None = None
+        self._wrote = False
+        self._status = 200
+        self._ctype = "application/json"
+
+    def start(self, status: int, content_type: str, stream: bool) -> None:
+        self.started, self.stream = True, stream
+        self._status, self._ctype = status, content_type
+        if stream:
+            h = self.h
+            h.send_response(status)
+            h.send_header("content-type", content_type)
+            h.send_header("cache-control", "no-cache")
+            h.send_header("transfer-encoding", "chunked")
+            h.end_headers()
+            h.wfile.flush()
+
+    def write(self, chunk: bytes) -> None:
+        self._wrote = True
+        if self.ttfb_ms is None:
+            self.ttfb_ms = round((time.monotonic() - self.received) * 1000, 3)
+        h = self.h
+        if not self.stream:
+            h.send_response(self._status)
+            h.send_header("content-type", self._ctype)
+            h.send_header("content-length", str(len(chunk)))
+            h.end_headers()
+            h.wfile.write(chunk)
+            return
+        if chunk:
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            h.wfile.flush()
+
+    def finish(self) -> None:
+        if not self.started:
+            return
+        with contextlib.suppress(OSError):
+            if self.stream:
+                self.h.wfile.write(b"0\r\n\r\n")
+                self.h.wfile.flush()
+            elif not self._wrote:
+                self.write(b"")

@@ -1,0 +1,137 @@
+"""The OpenAI Responses API (POST /v1/responses), spoken by Codex."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from lastexam.gateway.models import Usage
+from lastexam.gateway.wire.base import (
+    Reply,
+    ToolDecl,
+    Wire,
+    WireRequest,
+    args_json,
+    new_id,
+    sse,
+)
+
+
+def _usage_json(u: Usage) -> dict[str, Any]:
+    return {
+        "input_tokens": u.prompt_tokens,
+        "input_tokens_details": {"cached_tokens": u.cache_read_tokens},
+        "output_tokens": u.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": u.reasoning_tokens},
+        "total_tokens": u.total_tokens,
+    }
+
+
+def _items(reply: Reply) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    if reply.reasoning:
+        items.append({"type": "reasoning", "id": new_id("rs_"),
+                      "summary": [{"type": "summary_text", "text": reply.reasoning}]})
+    if reply.text or not reply.tool_calls:
+        items.append({"type": "message", "id": new_id("msg_"), "role": "assistant",
+                      "status": "completed",
+                      "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+    for call in reply.tool_calls:
+        items.append({"type": "function_call", "id": new_id("fc_"), "call_id": call.call_id,
+                      "name": call.name, "arguments": args_json(call.arguments),
+                      "status": "completed"})
+    return items
+
+
+class ResponsesWire(Wire):
+    name = "responses"
+
+    def is_stream(self, req: WireRequest) -> bool:
+        return bool(req.body.get("stream"))
+
+    def requested_model(self, req: WireRequest) -> str:
+        return str(req.body.get("model", ""))
+
+    def tools(self, req: WireRequest) -> list[ToolDecl]:
+        return [
+            ToolDecl(t["name"], (t.get("parameters") or {}).get("properties") or {})
+            for t in req.body.get("tools") or []
+            if isinstance(t, dict) and t.get("type") == "function" and "name" in t
+        ]
+
+    def render(self, reply: Reply, model: str, stream: bool) -> Iterator[bytes]:
+        rid, created = new_id("resp_"), int(time.time())
+        items = _items(reply)
+        base = {"id": rid, "object": "response", "created_at": created, "model": model,
+                "error": None, "incomplete_details": None}
+        done = {**base, "status": "completed", "output": items,
+                "usage": _usage_json(reply.usage)}
+        if not stream:
+            yield json.dumps(done).encode()
+            return
+        seq = iter(range(1_000_000))
+
+        def ev(kind: str, **fields: Any) -> bytes:
+            return sse({"type": kind, "sequence_number": next(seq), **fields}, kind)
+
+        yield ev("response.created", response={**base, "status": "in_progress", "output": []})
+        for i, item in enumerate(items):
+            kind = item["type"]
+            if kind == "message":
+                yield ev("response.output_item.added", output_index=i,
+                         item={**item, "status": "in_progress", "content": []})
+                part = item["content"][0]
+                yield ev("response.content_part.added", item_id=item["id"], output_index=i,
+                         content_index=0, part={**part, "text": ""})
+                if part["text"]:
+                    yield ev("response.output_text.delta", item_id=item["id"], output_index=i,
+                             content_index=0, delta=part["text"])
+                yield ev("response.output_text.done", item_id=item["id"], output_index=i,
+                         content_index=0, text=part["text"])
+                yield ev("response.content_part.done", item_id=item["id"], output_index=i,
+                         content_index=0, part=part)
+            elif kind == "function_call":
+                yield ev("response.output_item.added", output_index=i,
+                         item={**item, "status": "in_progress", "arguments": ""})
+                yield ev("response.function_call_arguments.delta", item_id=item["id"],
+                         output_index=i, delta=item["arguments"])
+                yield ev("response.function_call_arguments.done", item_id=item["id"],
+                         output_index=i, arguments=item["arguments"])
+            else:
+                yield ev("response.output_item.added", output_index=i, item=item)
+            yield ev("response.output_item.done", output_index=i, item=item)
+        yield ev("response.completed", response=done)
+
+    def usage_from_body(self, body: Any) -> Usage | None:
+        if not isinstance(body, dict) or not isinstance(body.get("usage"), dict):
+            return None
+        return _usage(body["usage"])
+
+    def usage_from_events(self, events: list[Any]) -> Usage | None:
+        for e in reversed(events):
+            if isinstance(e, dict) and e.get("type") in (
+                "response.completed", "response.incomplete", "response.failed"
+            ):
+                usage = (e.get("response") or {}).get("usage")
+                if isinstance(usage, dict):
+                    return _usage(usage)
+        return None
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        kind = {400: "invalid_request_error", 401: "authentication_error",
+                429: "rate_limit_exceeded"}.get(status, "api_error")
+        return {"error": {"message": message, "type": kind, "code": kind, "param": None}}
+
+
+def _usage(u: dict[str, Any]) -> Usage:
+    prompt = int(u.get("input_tokens") or 0)
+    cached = int((u.get("input_tokens_details") or {}).get("cached_tokens") or 0)
+    reasoning = int((u.get("output_tokens_details") or {}).get("reasoning_tokens") or 0)
+    return Usage(
+        input_tokens=max(0, prompt - cached),
+        output_tokens=int(u.get("output_tokens") or 0),
+        cache_read_tokens=cached,
+        reasoning_tokens=reasoning,
+    )
