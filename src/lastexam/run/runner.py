@@ -128,11 +128,11 @@ def execute(
         tasks = discover_tasks([Path(p) for p in config.task_paths])
         plans = plan_trials(tasks, config)
         area = RunWorkArea.for_run(run_id)
+        area.remove()  # a killed run's leftovers (workspaces, task copies) are not reused
         provider = make_provider(config.sandbox, area.etc)
         check_ready(plans, provider)
         if store is None:
             store = _create_run(run_dir, run_id, config)
-        area.remove()  # a killed run's leftovers (workspaces, task copies) are not reused
         area.prepare()
         done = _clean_unfinished(run_dir, store)
         todo = [p for p in plans if p.key.trial_id not in done]

@@ -5,11 +5,14 @@ from __future__ import annotations
 from lastexam.store.models import GradeRecord, TrialStatus
 
 
-def trial_status(ended_by: str, exit_code: int | None, grade: GradeRecord | None) -> TrialStatus:
-    """ended_by: exit | timeout | memory | output_limit | not_started (infrastructure failed).
+def trial_status(
+    ended_by: str, exit_code: int | None, grade: GradeRecord | None, infra_failed: bool
+) -> TrialStatus:
+    """ended_by: exit | timeout | memory | output_limit | not_started.
 
-    A grader failure outranks the agent's ending: the score is unknown until regraded."""
-    if ended_by == "not_started":
+    An infrastructure failure at any step outranks everything (the trial is not graded); a
+    grader failure outranks the agent's ending (the score is unknown until regraded)."""
+    if infra_failed or ended_by == "not_started":
         return "infra_error"
     if grade is not None and not grade.ok:
         return "grader_error"

@@ -63,6 +63,7 @@ class TrialRunner:
             clock = now
 
         ended_by, exit_code, error, outputs = "not_started", None, None, {}
+        infra_failed = False
         grade_record: GradeRecord | None = None
         agent_version = ""
         try:
@@ -89,12 +90,12 @@ class TrialRunner:
             )
             lap("grade")
         except (SandboxError, OSError) as e:
-            ended_by, error = "not_started", f"{type(e).__name__}: {e}"
+            infra_failed, error = True, f"{type(e).__name__}: {e}"
             grade_record = None
         except Exception:
-            ended_by, error = "not_started", traceback.format_exc(limit=8)
+            infra_failed, error = True, traceback.format_exc(limit=8)
             grade_record = None
-        status = trial_status(ended_by, exit_code, grade_record)
+        status = trial_status(ended_by, exit_code, grade_record, infra_failed)
         if status == "grader_error" and grade_record is not None:
             error = grade_record.error
         record = TrialRecord(

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from functools import cached_property
 from pathlib import Path
@@ -45,6 +46,8 @@ class BwrapProvider:
         self.etc_dir = etc_dir  # holds the generated passwd and group files
         self.bwrap = shutil.which("bwrap") or "bwrap"
         self.uid = host_sandbox_uid()
+        self._lock = threading.Lock()
+        self._identity_written = False
 
     @cached_property
     def cgroups(self) -> cgroups.CgroupManager | None:
@@ -86,6 +89,12 @@ class BwrapProvider:
         }
 
     def _write_identity_files(self) -> None:
+        with self._lock:
+            if not self._identity_written:
+                self._write_identity_files_once()
+                self._identity_written = True
+
+    def _write_identity_files_once(self) -> None:
         self.etc_dir.mkdir(parents=True, exist_ok=True)
         passwd = (
             "root:x:0:0:root:/root:/usr/sbin/nologin\n"
@@ -176,7 +185,7 @@ class BwrapProvider:
         finally:
             os.close(status_w)
         killed = self._supervise(proc, req, start)
-        started = _child_started(status_r)
+        started = _command_ran(status_r)
         wall = time.monotonic() - start
         survivors = None
         peak = None
@@ -262,9 +271,10 @@ def _tail(path: Path, n: int = 400) -> str:
     return ""
 
 
-def _child_started(status_fd: int) -> bool:
-    """bwrap writes {"child-pid": N} on --json-status-fd once the sandboxed command started;
-    reading it (not stderr, which the agent controls) tells a setup failure from the agent's."""
+def _command_ran(status_fd: int) -> bool:
+    """bwrap writes {"exit-code": N} on --json-status-fd when the sandboxed command exits, and
+    nothing of the kind when setting up the sandbox failed. Reading it (not stderr, which the
+    agent controls) tells a setup failure from the agent's own."""
     chunks = []
     try:
         os.set_blocking(status_fd, False)
@@ -278,4 +288,4 @@ def _child_started(status_fd: int) -> bool:
             chunks.append(data)
     finally:
         os.close(status_fd)
-    return b'"child-pid"' in b"".join(chunks)
+    return b'"exit-code"' in b"".join(chunks)

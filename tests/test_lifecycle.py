@@ -1,0 +1,162 @@
+"""The trial lifecycle end to end through the real CLI: calibration agents, grader failures,
+resume after SIGKILL, show and validate."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import COLUMN_TOTAL, LASTEXAM, ROOT, run_cli, run_command_agent, run_json, trial_dir
+
+pytestmark = pytest.mark.usefixtures("base_env_ready")
+
+
+def test_oracle_scores_one_and_nop_zero(tmp_path: Path) -> None:
+    oracle = run_json("run", COLUMN_TOTAL, "--agent", "oracle", "--out", tmp_path / "o")
+    nop = run_json("run", COLUMN_TOTAL, "--agent", "nop", "--out", tmp_path / "n")
+    assert oracle["summary"]["fpr"] == 1.0 and oracle["trials"][0]["score"] == 1.0
+    assert nop["summary"]["fpr"] == 0.0 and nop["trials"][0]["score"] == 0.0
+    assert nop["trials"][0]["status"] == "completed"
+    assert oracle["summary"]["by_tier"]["near-term"]["fpr"] == 1.0
+    assert oracle["summary"]["by_cluster"]["other"]["trials"] == 1
+    folder = trial_dir(tmp_path / "o", oracle["trials"][0])
+    assert (folder / "output" / "result.json").is_file()
+    assert (folder / "grader" / "result.json").is_file()
+    record = (folder / "trial.json").read_text()
+    for field in ("task_hash", "grader_version", "environment_fingerprint", "harness_version", "host"):
+        assert field in record
+
+
+def _task_with_grader(tmp_path: Path, grader: str, extra_toml: str = "") -> Path:
+    task = tmp_path / "tasks" / "other" / "column-total"
+    shutil.copytree(COLUMN_TOTAL, task)
+    (task / "grader.py").write_text(grader)
+    if extra_toml:
+        (task / "task.toml").write_text((task / "task.toml").read_text() + extra_toml)
+    return task
+
+
+def test_grader_that_raises_is_grader_error_not_zero(tmp_path: Path) -> None:
+    task = _task_with_grader(tmp_path, "def grade(ctx):\n    raise RuntimeError('broken grader')\n")
+    trial = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "run")["trials"][0]
+    assert trial["status"] == "grader_error"
+    assert trial["score"] is None
+    assert "broken grader" in trial["error"]
+
+
+def test_grader_that_hangs_is_stopped(tmp_path: Path) -> None:
+    task = _task_with_grader(
+        tmp_path, "import time\n\ndef grade(ctx):\n    time.sleep(600)\n",
+        "\n[limits]\ngrader_timeout_s = 5\n",
+    )
+    started = time.monotonic()
+    trial = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "run")["trials"][0]
+    assert time.monotonic() - started < 60
+    assert trial["status"] == "grader_error" and "timeout" in trial["error"]
+
+
+def test_grader_returning_garbage_is_grader_error(tmp_path: Path) -> None:
+    task = _task_with_grader(tmp_path, "def grade(ctx):\n    return 1.0\n")
+    trial = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "run")["trials"][0]
+    assert trial["status"] == "grader_error" and "expected a Rubric" in trial["error"]
+
+
+def test_agent_exit_code_is_agent_error_and_still_graded(tmp_path: Path) -> None:
+    cmd = "echo '{\"total\": 6.75, \"count\": 3}' > /task/output/result.json; exit 3"
+    trial = run_command_agent(cmd, tmp_path / "run")
+    assert trial["status"] == "agent_error" and trial["score"] == 1.0
+
+
+def test_tampered_input_fails_the_gate(tmp_path: Path) -> None:
+    cmd = (
+        "printf 'x\\n1\\n' > /task/inputs/data.csv; "
+        "echo '{\"total\": 1, \"count\": 1}' > /task/output/result.json"
+    )
+    trial = run_command_agent(cmd, tmp_path / "run")
+    gate = next(c for c in trial["checks"] if c["name"] == "inputs untampered")
+    assert not gate["passed"] and trial["score"] == 0.0
+
+
+def test_show_matches_the_run(tmp_path: Path) -> None:
+    ran = run_json("run", COLUMN_TOTAL, "--agent", "oracle", "--attempts", "2", "--out", tmp_path / "r")
+    shown = run_json("show", tmp_path / "r")
+    assert shown["summary"] == ran["summary"]
+    assert [t["trial_id"] for t in shown["trials"]] == [t["trial_id"] for t in ran["trials"]]
+    human = run_cli("show", tmp_path / "r").stdout
+    assert "column-total" in human and "FPR" in human
+
+
+def test_existing_run_dir_needs_resume(tmp_path: Path) -> None:
+    run_json("run", COLUMN_TOTAL, "--agent", "nop", "--out", tmp_path / "r")
+    again = run_cli("run", COLUMN_TOTAL, "--agent", "nop", "--out", tmp_path / "r", check=False)
+    assert again.returncode == 2 and "--resume" in again.stderr
+
+
+def _count_rows(run: Path) -> dict[str, int]:
+    with sqlite3.connect(run / "results.db") as db:
+        rows = db.execute("SELECT trial_id, COUNT(*) FROM trials GROUP BY trial_id").fetchall()
+    return dict(rows)
+
+
+@pytest.mark.parametrize("kill_after", [0.3, 1.0, 1.7, 2.6])
+def test_resume_after_sigkill_records_each_trial_once(tmp_path: Path, kill_after: float) -> None:
+    run = tmp_path / "run"
+    cmd = "sleep 0.2; echo '{\"total\": 6.75, \"count\": 3}' > /task/output/result.json"
+    argv = [*LASTEXAM, "run", str(COLUMN_TOTAL), "--agent", "command", "--agent-arg", f"cmd={cmd}",
+            "--attempts", "8", "--concurrency", "2", "--out", str(run)]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(kill_after)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    if not (run / "results.db").exists():
+        pytest.skip("killed before the run directory existed")  # nothing to resume yet
+    before = _count_rows(run)
+    resumed = run_json("run", "--resume", "--out", run)
+    ids = [t["trial_id"] for t in resumed["trials"]]
+    assert len(ids) == 8 and len(set(ids)) == 8
+    assert all(t["score"] == 1.0 for t in resumed["trials"])
+    assert set(_count_rows(run).values()) == {1}
+    assert all(v == 1 for v in before.values())
+    folders = sorted(p.name for p in (run / "trials").iterdir())
+    assert folders == sorted(ids)
+    assert not list(Path("/proc").glob("*/cmdline")) or _no_sandbox_of(run)
+
+
+def _no_sandbox_of(run: Path) -> bool:
+    """No bwrap process of this run survives (its workspaces live under the run id)."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes()
+        except OSError:
+            continue
+        if b"bwrap" in text and str(run).encode() in text:
+            return False
+    return True
+
+
+def test_validate_passes_good_task_and_fails_bad_fixture(tmp_path: Path) -> None:
+    good = run_cli("validate", COLUMN_TOTAL, "--json")
+    assert good.returncode == 0
+    task = tmp_path / "tasks" / "other" / "column-total"
+    shutil.copytree(COLUMN_TOTAL, task)
+    fixture = task / "fixtures" / "negative" / "partial" / "fixture.toml"
+    fixture.write_text(fixture.read_text().replace("score_min = 0.3", "score_min = 0.5").replace(
+        "score_max = 0.4", "score_max = 0.6"))
+    bad = run_cli("validate", task, "--json", check=False)
+    assert bad.returncode == 1
+    assert '"negative fixture partial"' in bad.stdout
+
+
+def test_missing_environment_stops_before_any_agent(tmp_path: Path) -> None:
+    task = tmp_path / "tasks" / "other" / "column-total"
+    shutil.copytree(COLUMN_TOTAL, task)
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text().replace('environment = "base"', 'environment = "nonexistent"'))
+    proc = run_cli("run", task, "--agent", "oracle", "--out", tmp_path / "r", check=False)
+    assert proc.returncode == 2 and "no environment named 'nonexistent'" in proc.stderr
