@@ -1,0 +1,325 @@
+"""Grader for fixed-asset-rollforward.
+
+The agent's workbook is recalculated by LibreOffice (forced recalculation on load, so cached
+values written by any tool are not trusted), then read twice with openpyxl: values from the
+recalculated copy, formulas from the agent's file. A second recalculation after raising two
+costs in the Register sheet proves that the model is live.
+
+Tolerances: per-asset USD 0.01 (double-precision noise is ~1e-9; 0.01 also admits values
+rounded to cents, as the instruction allows); category and total sums USD 0.10 (up to ~30
+per-asset values each rounded by at most half a cent); footing checks on the agent's own
+numbers USD 0.05 (the same rounding, on fewer terms).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from lastexam.grading import GradeContext, Outcome, Rubric, get, load_json, load_xlsx, near
+
+WORKBOOK = "fixed_assets_fy2025.xlsx"
+SCHEDULE_COLUMNS = ["asset_id", "category", "opening_cost", "additions", "disposals_cost",
+                    "opening_accumulated", "fy_depreciation", "disposals_accumulated",
+                    "closing_accumulated", "closing_nbv", "gain_loss"]
+ROLLFORWARD_COLUMNS = ["category", "opening_cost", "additions", "disposals_cost", "closing_cost",
+                       "opening_accumulated", "fy_depreciation", "disposals_accumulated",
+                       "closing_accumulated", "closing_nbv"]
+FORMULA_COLUMNS = ["opening_accumulated", "fy_depreciation", "closing_nbv", "gain_loss"]
+ERROR_VALUE = re.compile(r"^(#(NAME\?|VALUE!|REF!|DIV/0!|N/A|NUM!|NULL!)|Err:\d+)")
+# A formula made only of literals ("=1234.5", "=100*12") is a typed number in disguise.
+CONSTANT_FORMULA = re.compile(r"^=\s*[-+(]*[\d.]+(\s*[-+*/^]\s*[-+(]*[\d.]+\)*)*\s*\)*$")
+ASSET_TOL = 0.01
+SUM_TOL = 0.10
+FOOT_TOL = 0.05
+RECALC_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="OOXMLRecalcMode" oor:op="fuse"><value>0</value></prop></item>
+<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="ODFRecalcMode" oor:op="fuse"><value>0</value></prop></item>
+</oor:items>
+"""
+
+
+def recalculate(src: Path, scratch: Path, tag: str) -> tuple[Path | None, Outcome]:
+    """LibreOffice opens src with recalculation forced and saves it as XLSX."""
+    profile = scratch / f"lo-profile-{tag}"
+    (profile / "user").mkdir(parents=True, exist_ok=True)
+    (profile / "user" / "registrymodifications.xcu").write_text(RECALC_PROFILE)
+    work, outdir = scratch / f"in-{tag}", scratch / f"out-{tag}"
+    work.mkdir(exist_ok=True)
+    outdir.mkdir(exist_ok=True)
+    copy = work / "model.xlsx"
+    shutil.copyfile(src, copy)
+    cmd = ["soffice", f"-env:UserInstallation=file://{profile}", "--headless", "--calc",
+           "--convert-to", "xlsx", "--outdir", str(outdir), str(copy)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=240)
+    except (subprocess.TimeoutExpired, OSError) as e:
+        return None, Outcome(False, f"LibreOffice did not finish: {e}")
+    out = outdir / "model.xlsx"
+    if proc.returncode != 0 or not out.is_file():
+        tail = (proc.stderr or b"").decode(errors="replace")[-300:]
+        return None, Outcome(False, f"LibreOffice could not convert the workbook (exit {proc.returncode}): {tail}")
+    return out, Outcome(True, "recalculated by LibreOffice")
+
+
+def header_map(ws) -> dict[str, int]:
+    """Header name -> 0-based column index, from row 1."""
+    if ws is None or ws.max_row < 1:
+        return {}
+    row = next(ws.iter_rows(min_row=1, max_row=1, values_only=True), ())
+    return {str(v).strip(): i for i, v in enumerate(row) if v is not None}
+
+
+def sheet(wb, name: str):
+    return wb[name] if wb is not None and name in wb.sheetnames else None
+
+
+def table(ws, columns: list[str], key: str) -> tuple[dict[str, dict], dict[str, tuple[int, int]]]:
+    """Rows keyed by `key` (values) and where each key's row sits (row number, key column)."""
+    cols = header_map(ws)
+    if ws is None or any(c not in cols for c in columns):
+        return {}, {}
+    rows, where = {}, {}
+    for n, row in enumerate(ws.iter_rows(min_row=2, values_only=True), start=2):
+        k = row[cols[key]] if cols[key] < len(row) else None
+        if k is None or str(k).strip() == "":
+            continue
+        rows[str(k).strip()] = {c: (row[cols[c]] if cols[c] < len(row) else None) for c in columns}
+        where[str(k).strip()] = (n, cols[key])
+    return rows, where
+
+
+def num(v) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    return None
+
+
+def compare_assets(rows: dict, ref: dict, ids: list[str], fields: list[str], tol: float) -> Outcome:
+    misses = []
+    for i in ids:
+        row = rows.get(i)
+        for f in fields:
+            exp = ref["assets"][i][f]
+            seen = num(row.get(f)) if row else None
+            if row is None and f == fields[0]:
+                misses.append({"asset": i, "issue": "row missing"})
+            if row is not None and (seen is None or abs(seen - exp) > tol):
+                misses.append({"asset": i, "field": f, "expected": round(exp, 2), "seen": row.get(f)})
+    checked = f"{len(ids)} assets x {fields}"
+    if misses:
+        return Outcome(False, f"{len(misses)} value(s) off by more than {tol}: {checked}",
+                       expected="reference values", seen=misses[:6])
+    return Outcome(True, f"all within {tol}: {checked}")
+
+
+def is_live_formula(v) -> bool:
+    text = getattr(v, "text", v)  # openpyxl ArrayFormula keeps its formula in .text
+    return isinstance(text, str) and text.startswith("=") and not CONSTANT_FORMULA.match(text.replace(" ", ""))
+
+
+def grade(ctx: GradeContext) -> Rubric:
+    r = Rubric()
+    ref = ctx.reference_json("expected.json")
+    src = ctx.out(WORKBOOK)
+
+    formulas_wb, readable = load_xlsx(src, data_only=False)
+    r.gate(f"{WORKBOOK} is a readable XLSX workbook", readable)
+    recalc_path, recalc_ok = (None, Outcome(False, "no workbook"))
+    if formulas_wb is not None:
+        recalc_path, recalc_ok = recalculate(src, ctx.scratch, "main")
+    r.gate("LibreOffice recalculates the workbook", recalc_ok)
+    values_wb = load_xlsx(recalc_path, data_only=True).value if recalc_path else None
+
+    sched_v, sched_f = sheet(values_wb, "Schedule"), sheet(formulas_wb, "Schedule")
+    roll_v, roll_f = sheet(values_wb, "RollForward"), sheet(formulas_wb, "RollForward")
+    reg_f = sheet(formulas_wb, "Register")
+    expected_ids = sorted(ref["assets"])
+    expected_cats = [*ref["categories"], "Total"]
+    # Extra rows (a totals line, notes, checks) are allowed and ignored.
+    rows, rows_at = table(sched_v, SCHEDULE_COLUMNS, "asset_id")
+    rows = {k: v for k, v in rows.items() if k in ref["assets"]}
+    roll, roll_at = table(roll_v, ROLLFORWARD_COLUMNS, "category")
+    roll = {k: v for k, v in roll.items() if k in expected_cats}
+    rows_at = {k: v for k, v in rows_at.items() if k in rows}
+    roll_at = {k: v for k, v in roll_at.items() if k in roll}
+
+    # Structure.
+    problems = []
+    for name, ws, cols in (("Register", reg_f, ["asset_id", "cost"]), ("Schedule", sched_v, SCHEDULE_COLUMNS),
+                           ("RollForward", roll_v, ROLLFORWARD_COLUMNS)):
+        have = header_map(ws)
+        if ws is None:
+            problems.append(f"sheet {name} missing")
+        elif any(c not in have for c in cols):
+            problems.append(f"{name} lacks {[c for c in cols if c not in have]}")
+    if sched_v is not None and sorted(rows) != expected_ids:
+        problems.append(f"Schedule lacks assets {sorted(set(expected_ids) - set(rows))[:5]}")
+    if roll_v is not None and sorted(roll) != sorted(expected_cats):
+        problems.append(f"RollForward lacks rows {sorted(set(expected_cats) - set(roll))}")
+    r.check("Register, Schedule and RollForward sheets with the required columns and rows", 1,
+            Outcome(not problems, "; ".join(problems) or "all present",
+                    expected="3 sheets, required headers, one row per asset / category + Total",
+                    seen=problems or None))
+
+    # No error values anywhere in the computed sheets.
+    errors = []
+    for name, ws in (("Schedule", sched_v), ("RollForward", roll_v)):
+        for row in ws.iter_rows() if ws is not None else []:
+            for c in row:
+                if isinstance(c.value, str) and ERROR_VALUE.match(c.value):
+                    errors.append(f"{name}!{c.coordinate}={c.value}")
+    present = sched_v is not None and roll_v is not None
+    r.check("no error values in Schedule and RollForward after recalculation", 1,
+            Outcome(present and not errors,
+                    "sheets missing" if not present else (f"{len(errors)} error cells" if errors else "none"),
+                    expected="no #VALUE!/#NAME?/#REF!/... cells", seen=errors[:8] or None))
+
+    g = ref["groups"]
+    r.check("opening accumulated depreciation at 30 June 2024, every asset", 2,
+            compare_assets(rows, ref, expected_ids, ["opening_cost", "opening_accumulated"], ASSET_TOL))
+    r.check("FY2025 depreciation of straight-line assets in service all year", 2,
+            compare_assets(rows, ref, g["straight_line_full_year"], ["fy_depreciation"], ASSET_TOL))
+    r.check("FY2025 depreciation of declining-balance assets (switch to straight line)", 2,
+            compare_assets(rows, ref, g["declining_balance_full_year"], ["fy_depreciation"], ASSET_TOL))
+    r.check("additions: cost and first month under the mid-month convention", 2,
+            compare_assets(rows, ref, g["additions"], ["additions", "fy_depreciation"], ASSET_TOL))
+    r.check("lives ending during or before FY2025 stop at salvage; land not depreciated", 2,
+            compare_assets(rows, ref, g["life_ends_during_fy"] + g["fully_depreciated_before_fy"] + g["land"],
+                           ["fy_depreciation", "closing_accumulated"], ASSET_TOL))
+    r.check("disposals: depreciation to the disposal month, amounts removed, gain or loss", 2,
+            compare_assets(rows, ref, g["disposals"],
+                           ["disposals_cost", "fy_depreciation", "disposals_accumulated", "closing_nbv",
+                            "gain_loss"], ASSET_TOL))
+    r.check("closing accumulated depreciation and NBV at 30 June 2025, every asset", 1,
+            compare_assets(rows, ref, expected_ids, ["closing_accumulated", "closing_nbv"], ASSET_TOL))
+
+    # Roll-forward against the reference.
+    misses = []
+    for cat in expected_cats:
+        for f in ROLLFORWARD_COLUMNS[1:]:
+            exp = (ref["rollforward"][cat]["opening_cost"] + ref["rollforward"][cat]["additions"]
+                   - ref["rollforward"][cat]["disposals_cost"]) if f == "closing_cost" else ref["rollforward"][cat][f]
+            seen = num(roll.get(cat, {}).get(f))
+            if seen is None or abs(seen - exp) > SUM_TOL:
+                misses.append({"row": cat, "column": f, "expected": round(exp, 2), "seen": roll.get(cat, {}).get(f)})
+    r.check("RollForward by category and in total", 2,
+            Outcome(bool(roll) and not misses, f"{len(misses)} cells off by more than {SUM_TOL}" if roll else "no RollForward table",
+                    expected="reference roll-forward", seen=misses[:6] or None))
+
+    # Footing and tie-out on the agent's own numbers.
+    foot = []
+    for cat, v in roll.items():
+        x = {f: num(v.get(f)) for f in ROLLFORWARD_COLUMNS[1:]}
+        if any(val is None for val in x.values()):
+            foot.append(f"{cat}: non-numeric cells")
+            continue
+        if abs(x["opening_cost"] + x["additions"] - x["disposals_cost"] - x["closing_cost"]) > FOOT_TOL:
+            foot.append(f"{cat}: cost does not roll forward")
+        if abs(x["opening_accumulated"] + x["fy_depreciation"] - x["disposals_accumulated"]
+               - x["closing_accumulated"]) > FOOT_TOL:
+            foot.append(f"{cat}: accumulated depreciation does not roll forward")
+        if abs(x["closing_cost"] - x["closing_accumulated"] - x["closing_nbv"]) > FOOT_TOL:
+            foot.append(f"{cat}: NBV != cost - accumulated")
+    if roll and rows and "Total" in roll:
+        for f in ["opening_cost", "additions", "disposals_cost", "fy_depreciation", "closing_nbv"]:
+            s = sum(num(v.get(f)) or 0.0 for v in rows.values())
+            t = num(roll["Total"].get(f))
+            if t is None or abs(s - t) > SUM_TOL:
+                foot.append(f"Total {f} {t} != Schedule sum {round(s, 2)}")
+    r.check("RollForward foots and ties to the Schedule", 1,
+            Outcome(bool(roll) and bool(rows) and not foot, "; ".join(foot[:6]) or ("ties" if roll else "no RollForward"),
+                    expected="opening + movements = closing; Total = sum of Schedule", seen=foot[:6] or None))
+
+    # Formulas, read from the agent's own file.
+    typed = []
+    if sched_f is None or roll_f is None or not rows or not roll:
+        typed.append("Schedule or RollForward missing")
+    else:
+        scols, rcols = header_map(sched_f), header_map(roll_f)
+        for aid, (n, _) in sorted(rows_at.items()):
+            for f in FORMULA_COLUMNS:
+                v = sched_f.cell(row=n, column=scols[f] + 1).value
+                if not is_live_formula(v):
+                    typed.append(f"Schedule {aid}.{f} = {v!r}")
+        for cat, (n, _) in sorted(roll_at.items()):
+            for f in ROLLFORWARD_COLUMNS[1:]:
+                v = roll_f.cell(row=n, column=rcols[f] + 1).value
+                if not is_live_formula(v):
+                    typed.append(f"RollForward {cat}.{f} = {v!r}")
+    r.check("key Schedule and RollForward cells are live formulas", 2,
+            Outcome(not typed, f"{len(typed)} cells are not formulas" if typed else "all formulas",
+                    expected="formulas referencing cells", seen=typed[:8] or None))
+
+    r.check("live model: after raising two costs in Register, the recalculated values are right", 2,
+            probe(ctx, ref, formulas_wb is not None and reg_f is not None))
+
+    summary, parsed = load_json(ctx.out("summary.json"))
+    s_ref = ref["summary"]
+    misses = [
+        {"field": k, "expected": round(v, 2), "seen": get(summary, k)}
+        for k, v in sorted(s_ref.items()) if not near(get(summary, k), v, abs=SUM_TOL).passed
+    ]
+    r.check("summary.json totals", 2,
+            Outcome(parsed.passed and not misses, parsed.message if not parsed.passed else
+                    (f"{len(misses)} fields off" if misses else "all within 0.10"),
+                    expected={k: round(v, 2) for k, v in s_ref.items()}, seen=misses or None))
+    misses = []
+    for cat in ref["categories"]:
+        for f, rf in (("depreciation_expense", "fy_depreciation"), ("closing_nbv", "closing_nbv")):
+            exp = ref["rollforward"][cat][rf]
+            if not near(get(summary, f"by_category.{cat}.{f}"), exp, abs=SUM_TOL).passed:
+                misses.append({"category": cat, "field": f, "expected": round(exp, 2),
+                               "seen": get(summary, f"by_category.{cat}.{f}")})
+    r.check("summary.json by category", 1,
+            Outcome(parsed.passed and not misses, (f"{len(misses)} values off" if misses else "all six categories")
+                    if parsed.passed else parsed.message, expected="six categories", seen=misses[:6] or None))
+    return r
+
+
+def probe(ctx: GradeContext, ref: dict, possible: bool) -> Outcome:
+    """Raise two costs in Register (openpyxl keeps every formula), recalculate, compare."""
+    if not possible:
+        return Outcome(False, "no workbook with a Register sheet")
+    wb, ok = load_xlsx(ctx.out(WORKBOOK), data_only=False)
+    if wb is None:
+        return Outcome(False, ok.message)
+    reg = wb["Register"]
+    cols = header_map(reg)
+    if "asset_id" not in cols or "cost" not in cols:
+        return Outcome(False, "Register lacks asset_id or cost columns")
+    new_cost = ref["probe"]["new_cost"]
+    done = set()
+    for row in reg.iter_rows(min_row=2):
+        aid = row[cols["asset_id"]].value if cols["asset_id"] < len(row) else None
+        if isinstance(aid, str) and aid.strip() in new_cost:
+            reg.cell(row=row[0].row, column=cols["cost"] + 1, value=new_cost[aid.strip()])
+            done.add(aid.strip())
+    if done != set(new_cost):
+        return Outcome(False, f"Register rows not found for {sorted(set(new_cost) - done)}")
+    edited = ctx.scratch / "probe.xlsx"
+    try:
+        wb.save(edited)
+    except Exception as e:  # openpyxl can fail to re-save exotic content
+        return Outcome(False, f"could not write the edited workbook: {type(e).__name__}: {e}")
+    path, ok = recalculate(edited, ctx.scratch, "probe")
+    if path is None:
+        return ok
+    vwb = load_xlsx(path, data_only=True).value
+    rows, _ = table(sheet(vwb, "Schedule"), SCHEDULE_COLUMNS, "asset_id")
+    roll, _ = table(sheet(vwb, "RollForward"), ROLLFORWARD_COLUMNS, "category")
+    p = ref["probe"]
+    expected = {**{f"{i}.fy_depreciation": v for i, v in p["fy_depreciation"].items()},
+                "Total.fy_depreciation": p["total_fy_depreciation"], "Total.closing_nbv": p["total_closing_nbv"]}
+    seen = {**{f"{i}.fy_depreciation": num(rows.get(i, {}).get("fy_depreciation")) for i in p["fy_depreciation"]},
+            "Total.fy_depreciation": num(roll.get("Total", {}).get("fy_depreciation")),
+            "Total.closing_nbv": num(roll.get("Total", {}).get("closing_nbv"))}
+    bad = {k: seen[k] for k, v in expected.items()
+           if seen[k] is None or abs(seen[k] - v) > (ASSET_TOL if "Total" not in k else SUM_TOL)}
+    return Outcome(not bad, f"{len(bad)} values did not follow the edit" if bad else "the edit flowed through",
+                   expected={k: round(v, 2) for k, v in expected.items()}, seen=seen if bad else None)
