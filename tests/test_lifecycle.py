@@ -104,7 +104,7 @@ def _count_rows(run: Path) -> dict[str, int]:
     return dict(rows)
 
 
-@pytest.mark.parametrize("kill_after", [0.3, 1.0, 1.7, 2.6])
+@pytest.mark.parametrize("kill_after", [0.7, 1.0, 1.7, 2.6])
 def test_resume_after_sigkill_records_each_trial_once(tmp_path: Path, kill_after: float) -> None:
     run = tmp_path / "run"
     cmd = "sleep 0.2; echo '{\"total\": 6.75, \"count\": 3}' > /task/output/result.json"

@@ -1,0 +1,104 @@
+"""Harness overhead per trial against the physical floor, in one invocation.
+
+    python benchmarks/harness_overhead.py [--trials 200] [--concurrency 1 8]
+
+Harness: the nop agent on the trivial task tests/data/tasks/other/column-total through the
+real run machinery (stage, agent sandbox, snapshot, grading sandbox, record), N trials.
+Floor: per trial, two bare launches of bwrap with the same isolation and mounts running
+/bin/true, plus one SQLite commit of a row. Both run sequentially and with K threads.
+Also: wall time of a whole one-trial `lastexam run` from process start to printed result.
+Prints medians and ratios; run by hand (shared machines are noisy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from lastexam.run.runner import execute, new_run_id
+from lastexam.run.workspace import RunWorkArea
+from lastexam.sandbox.base import SandboxLimits, SandboxRequest
+from lastexam.sandbox.bwrap import BwrapProvider
+from lastexam.store.models import RunConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+TASK = ROOT / "tests" / "data" / "tasks" / "other" / "column-total"
+
+
+def harness(trials: int, concurrency: int, tmp: Path) -> float:
+    config = RunConfig(task_paths=[str(TASK)], agent="nop", attempts=trials, concurrency=concurrency)
+    started = time.perf_counter()
+    outcome = execute(config, tmp / f"run-{concurrency}-{time.monotonic_ns()}")
+    elapsed = time.perf_counter() - started
+    assert len(outcome.trials) == trials and all(t.status == "completed" for t in outcome.trials)
+    return elapsed / trials
+
+
+def floor(trials: int, concurrency: int, tmp: Path) -> float:
+    area = RunWorkArea.for_run(new_run_id("floor"))
+    area.prepare()
+    provider = BwrapProvider(area.etc)
+    provider.preflight()
+    db = sqlite3.connect(tmp / f"floor-{concurrency}-{time.monotonic_ns()}.db", check_same_thread=False,
+                         isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+    limits = SandboxLimits(wall_s=30, memory_mb=512, max_processes=64, watch_bytes=0)
+
+    def one(i: int) -> None:
+        for half in ("a", "b"):
+            provider.run(SandboxRequest(
+                name=f"floor-{i}-{half}", argv=["/bin/true"], mounts=[], env={"PATH": "/usr/bin"},
+                cwd="/", limits=limits, stdout=Path("/dev/null"), stderr=Path("/dev/null"),
+            ))
+        db.execute("INSERT INTO t (v) VALUES (?)", (str(i),))
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(one, range(trials)))
+    elapsed = time.perf_counter() - started
+    area.remove()
+    return elapsed / trials
+
+
+def one_trial_cli(repeats: int, tmp: Path) -> list[float]:
+    times = []
+    for i in range(repeats):
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "lastexam", "run", str(TASK), "--agent", "oracle", "--json",
+             "--out", str(tmp / f"cli-{i}")],
+            check=True, capture_output=True,
+        )
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--rounds", type=int, default=3, help="repeat each measurement; medians")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        print(f"{args.trials} trials per measurement, {args.rounds} rounds, medians in ms per trial")
+        print(f"{'concurrency':>11} {'harness':>9} {'floor':>9} {'ratio':>7}")
+        for k in args.concurrency:
+            h = statistics.median(harness(args.trials, k, tmp) for _ in range(args.rounds))
+            f = statistics.median(floor(args.trials, k, tmp) for _ in range(args.rounds))
+            print(f"{k:>11} {h * 1000:>9.1f} {f * 1000:>9.1f} {h / f:>6.2f}x")
+        cli = one_trial_cli(5, tmp)
+        print(f"one-trial `lastexam run` (oracle) wall time, median of 5: {statistics.median(cli):.3f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+#!/bin/bash
+# The main job, from a fresh Debian machine (as root): install everything the public suite
+# needs, run it with the built-in calibration agents (oracle and nop), print the results.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+lx=.venv/bin/lastexam
+
+$lx env install --all
+stamp="$(date +%Y%m%d-%H%M%S)"
+out="runs/quickstart-$stamp"
+$lx run tasks --agent oracle --concurrency 2 --out "$out/oracle"
+$lx run tasks --agent nop --concurrency 2 --out "$out/nop"
+echo "runs: $out/oracle $out/nop"

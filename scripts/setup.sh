@@ -1,0 +1,22 @@
+#!/bin/bash
+# Installs what the harness itself needs on Debian (as root): bubblewrap, Debian's Python with
+# venv, and lastexam in .venv. Idempotent. Usage: scripts/setup.sh [--test]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+for pkg in bubblewrap python3 python3-venv util-linux socat git ca-certificates; do
+    dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null | grep -qx installed || need+=("$pkg")
+done
+if ((${#need[@]})); then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+
+if [[ ! -x .venv/bin/python ]]; then
+    /usr/bin/python3 -m venv .venv
+fi
+extras=""
+[[ "${1:-}" == "--test" ]] && extras="[test]"
+.venv/bin/pip install -q --disable-pip-version-check -e ".${extras}"

@@ -1,0 +1,13 @@
+#!/bin/bash
+# The test job (as root on Debian): install what the tests need, then run them all.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --test
+lx=.venv/bin/lastexam
+
+$lx env install --all
+.venv/bin/ruff check src tests benchmarks
+# The catalogue is generated: fail when docs/tasks.md is out of date.
+$lx tasks list --markdown | diff -u docs/tasks.md - || { echo "docs/tasks.md is stale: run lastexam tasks list --markdown > docs/tasks.md"; exit 1; }
+.venv/bin/python -m pytest -q -p no:cacheprovider tests
+$lx validate tasks --concurrency 2
