@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from lastexam.agents.base import Agent, AgentContext, AgentLaunch
 from lastexam.agents.builtin import CommandAgent, NopAgent, OracleAgent
+from lastexam.agents.claude_code import ClaudeCodeAgent
+from lastexam.agents.codex import CodexAgent
+from lastexam.agents.gemini_cli import GeminiCliAgent
+from lastexam.agents.lastexam_agent import LastexamAgent
 from lastexam.errors import LastexamError
 
-_AGENTS: dict[str, type[Agent]] = {a.name: a for a in (OracleAgent, NopAgent, CommandAgent)}
+_AGENTS: dict[str, type[Agent]] = {
+    a.name: a
+    for a in (OracleAgent, NopAgent, CommandAgent, ClaudeCodeAgent, CodexAgent, GeminiCliAgent,
+              LastexamAgent)
+}
 
 
 def register(cls: type[Agent]) -> type[Agent]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lastexam.errors import LastexamError
 from lastexam.sandbox.base import Mount
+from lastexam.trajectory.schema import Step
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,23 @@ class AgentContext:
     solution_dir: Path | None  # the task's solution/ (given to the oracle only)
     home: Path  # host path of the sandbox's HOME, for config files written before start
     logs: Path  # host folder for the agent's native logs (not visible in the sandbox)
+    gateway: GatewayAccess | None = None  # set when the agent speaks to a model
+
+
+@dataclass(frozen=True)
+class GatewayAccess:
+    """How a sandbox reaches the model gateway: a unix socket and a per-trial token. A client
+    that speaks only TCP gets a bridge on loopback inside the sandbox (see `bridge_argv`)."""
+
+    socket: str  # path of the gateway's unix socket inside the sandbox
+    token: str  # the trial's gateway token (never a provider key)
+    model: str  # the trial's model as given (PROVIDER:MODEL or scripted:PATH)
+    model_id: str  # the model name to put in requests (the gateway answers with the trial's)
+    tcp_port: int = 8765  # loopback port of the in-sandbox bridge
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.tcp_port}"
 
 
 @dataclass
@@ -40,6 +58,7 @@ class Agent(ABC):
     name: str
     description: str
     needs_model: bool = False
+    wire: str | None = None  # the model API the harness speaks; None: no model traffic
     sees_solution: bool = False  # only the oracle
     accepted_args: tuple[str, ...] = ()
 
@@ -60,5 +79,14 @@ class Agent(ABC):
         """What must be installed before this agent can run; empty when ready."""
         return []
 
+    def wire_for(self, model: str) -> str | None:
+        """The model API this harness speaks with `model` (None: it needs no gateway)."""
+        return self.wire
+
     @abstractmethod
     def launch(self, ctx: AgentContext) -> AgentLaunch: ...
+
+    def native_steps(self, logs: Path) -> list[Step] | None:
+        """The trajectory steps read from the agent's native log, after the run (None: no
+        native log; the trajectory is then built from the gateway log alone)."""
+        return None

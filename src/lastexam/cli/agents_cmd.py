@@ -1,8 +1,12 @@
-"""lastexam agents list."""
+"""lastexam agents list | install."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+from lastexam.errors import LastexamError
 
 app = typer.Typer(help="The agents lastexam can run.", no_args_is_help=True)
 
@@ -22,3 +26,26 @@ def list_agents() -> None:
         missing = agent.missing()
         table.add_row(agent.name, agent.description, agent.version(), "yes" if not missing else "; ".join(missing))
     out.print(table)
+
+
+@app.command("install")
+def install(
+    names: Annotated[list[str], typer.Argument(help="Agents to install (or `all`).")],
+    force: Annotated[bool, typer.Option(help="Reinstall even when installed.")] = False,
+) -> None:
+    """Install agents' pinned toolchains (npm) and what their bridge needs (socat)."""
+    from lastexam.agents import all_agents, get_agent
+    from lastexam.agents.harness import GatewayAgent
+    from lastexam.cli.output import err
+
+    agents = all_agents() if names == ["all"] else [get_agent(n) for n in names]
+    for agent in agents:
+        if not isinstance(agent, GatewayAgent):
+            if names != ["all"]:
+                err.print(f"{agent.name}: nothing to install")
+            continue
+        err.print(f"[b]{agent.name}[/b]")
+        agent.install(log=lambda m: err.print(f"  {m}"), force=force)
+        missing = agent.missing()
+        if missing:
+            raise LastexamError(f"{agent.name} is still not ready: {'; '.join(missing)}")

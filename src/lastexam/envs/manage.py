@@ -126,6 +126,25 @@ def install(env: Environment, *, log=print, force: bool = False) -> None:
     (venv / MARKER).write_text(json.dumps({"name": env.name, "digest": env.spec.digest}))
 
 
+def apt_install(packages: list[str], log=print) -> None:
+    """Install Debian packages the harness itself needs (e.g. socat for agent bridges)."""
+    absent = missing_apt(packages)
+    if not absent:
+        return
+    if os.geteuid() != 0:
+        raise LastexamError(f"installing Debian packages needs root: sudo apt-get install {' '.join(absent)}")
+    with _apt_lock():
+        absent = missing_apt(packages)
+        if absent:
+            _apt_update_once(log)
+            log(f"apt-get install {' '.join(absent)}")
+            _check(
+                ["apt-get", "install", "-y", "-q", "--no-install-recommends",
+                 "-o", "DPkg::Lock::Timeout=600", *absent],
+                {"DEBIAN_FRONTEND": "noninteractive"},
+            )
+
+
 _apt_updated = False
 
 

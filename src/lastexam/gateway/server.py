@@ -14,6 +14,7 @@ import socket
 import socketserver
 import threading
 import time
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -29,9 +30,12 @@ from lastexam.gateway.scripted import ScriptedUpstream, load_script
 from lastexam.gateway.session import Session
 from lastexam.gateway.upstream import UPSTREAM_TIMEOUT, HttpUpstream, Outcome
 from lastexam.gateway.wire import Wire, WireRequest, wire_for_path
-from lastexam.store.db import now_iso
 
 MAX_BODY = 64 * 1024 * 1024
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

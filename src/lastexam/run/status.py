@@ -8,7 +8,7 @@ from lastexam.store.models import GradeRecord, TrialStatus
 def trial_status(
     ended_by: str, exit_code: int | None, grade: GradeRecord | None, infra_failed: bool
 ) -> TrialStatus:
-    """ended_by: exit | timeout | memory | output_limit | not_started.
+    """ended_by: exit | timeout | memory | output_limit | budget_exhausted | not_started.
 
     An infrastructure failure at any step outranks everything (the trial is not graded); a
     grader failure outranks the agent's ending (the score is unknown until regraded)."""
@@ -18,6 +18,8 @@ def trial_status(
         return "grader_error"
     if ended_by == "timeout":
         return "timeout"
+    if ended_by == "budget_exhausted":  # the gateway refused further model calls
+        return "budget_exhausted"
     if ended_by in ("memory", "output_limit") or exit_code != 0:
         return "agent_error"
     return "completed"

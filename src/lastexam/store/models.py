@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from lastexam.gateway.models import SessionSummary
 
 SCHEMA_VERSION = 1
 
-TrialStatus = Literal["completed", "timeout", "agent_error", "infra_error", "grader_error"]
+TrialStatus = Literal[
+    "completed", "timeout", "budget_exhausted", "agent_error", "infra_error", "grader_error"
+]
 STATUSES: tuple[TrialStatus, ...] = (
     "completed",
     "timeout",
+    "budget_exhausted",
     "agent_error",
     "infra_error",
     "grader_error",
@@ -73,13 +78,14 @@ class TrialRecord(BaseModel):
     score: float | None  # None only when not graded (infra_error)
     full_pass: bool
     agent_exit_code: int | None = None
-    ended_by: str = "exit"  # exit | timeout | memory | output_limit | not_started
+    ended_by: str = "exit"  # exit | timeout | memory | output_limit | budget_exhausted | not_started
     error: str | None = None
     started_at: str
     finished_at: str
     timings: dict[str, float] = {}
     outputs: dict[str, Any] = {}  # snapshot manifest: files, bytes, dropped entries
     repro: dict[str, Any] = {}  # what the result depends on (hashes, versions, host)
+    gateway: SessionSummary | None = None  # model calls, tokens, cost, budget (model agents)
     grade: GradeRecord | None = None
 
 
@@ -96,3 +102,26 @@ class RunConfig(BaseModel):
     concurrency: int = 1
     timeout_s: int | None = None  # overrides each task's timeout_s when set
     sandbox: str = "bwrap"
+    max_cost_usd: float | None = Field(None, gt=0)  # per trial, enforced by the gateway
+    max_tokens: int | None = Field(None, gt=0)  # per trial, enforced by the gateway
+    # An experiment's agent x model matrix; empty: the one cell agent/model/agent_args above.
+    cells: list[RunCell] = []
+    experiment: str | None = None  # the experiment file's name, when run from one
+
+    def matrix(self) -> list[RunCell]:
+        return self.cells or [
+            RunCell(agent=self.agent, model=self.model, agent_args=self.agent_args,
+                    max_cost_usd=self.max_cost_usd, max_tokens=self.max_tokens)
+        ]
+
+
+class RunCell(BaseModel):
+    """One agent with one model, its arguments and its per-trial budget."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: str
+    model: str = ""
+    agent_args: dict[str, str] = {}
+    max_cost_usd: float | None = Field(None, gt=0)
+    max_tokens: int | None = Field(None, gt=0)

@@ -1,0 +1,43 @@
+"""Gemini CLI (`gemini -p --output-format stream-json`), headless, through the gateway's
+Gemini API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lastexam.agents.base import AgentContext, AgentLaunch
+from lastexam.agents.harness import QUIET_ENV, GatewayAgent, write_home_file
+from lastexam.agents.npm import NpmToolchain
+from lastexam.trajectory.schema import Step
+
+TOOLCHAIN = NpmToolchain("gemini-cli", "@google/gemini-cli", "0.61.0",
+                         "@google/gemini-cli/bundle/gemini.js", min_node=20)
+SETTINGS = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "telemetry": {"enabled": False},
+    "privacy": {"usageStatisticsEnabled": False},
+    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+}
+
+
+class GeminiCliAgent(GatewayAgent):
+    name = "gemini-cli"
+    description = f"Gemini CLI {TOOLCHAIN.version} (gemini -p, stream-json)"
+    wire = "gemini"
+    toolchain = TOOLCHAIN
+    default_model = "gemini-2.5-pro"
+
+    def launch(self, ctx: AgentContext) -> AgentLaunch:
+        gw = self.gateway(ctx)
+        write_home_file(ctx.home, ".gemini/settings.json", json.dumps(SETTINGS, indent=2))
+        argv = ["/usr/bin/node", self.executable(), "-p", ctx.instruction,
+                "--output-format", "stream-json", "--yolo", "--skip-trust",
+                "-m", self.client_model(ctx), *self.extra_args(ctx)]
+        env = {**QUIET_ENV, "GEMINI_API_KEY": gw.token, "GOOGLE_GEMINI_BASE_URL": gw.base_url}
+        return AgentLaunch(argv=self.bridged(ctx, argv), env=env, mounts=self.mounts())
+
+    def native_steps(self, logs: Path) -> list[Step] | None:
+        from lastexam.trajectory.native import gemini_cli_steps
+
+        return gemini_cli_steps(logs / "agent.stdout.log")

@@ -1,0 +1,124 @@
+"""What the model-driven harnesses share: the gateway bridge, the read-only files they run
+from, headless defaults and the readiness checks.
+
+Inside the sandbox:
+    /opt/lastexam/         this package's sandbox_files/ (bridge.sh, the reference agent)
+    /opt/agent/            the harness's npm toolchain (read-only)
+    /run/lastexam/         the gateway's socket
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+from lastexam.agents.base import Agent, AgentContext, GatewayAccess
+from lastexam.agents.npm import NpmToolchain
+from lastexam.errors import LastexamError
+from lastexam.paths import home_subdir, package_dir
+from lastexam.sandbox.base import Mount
+
+FILES_SRC = package_dir() / "agents" / "sandbox_files"
+FILES_DIR = "/opt/lastexam"
+TOOLCHAIN_DIR = "/opt/agent"
+BRIDGE = f"{FILES_DIR}/bridge.sh"
+# Variables every headless harness gets: no update checks, no telemetry, no colours.
+QUIET_ENV = {
+    "NO_COLOR": "1",
+    "TERM": "dumb",
+    "CI": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DO_NOT_TRACK": "1",
+    "NO_UPDATE_NOTIFIER": "1",
+    "npm_config_update_notifier": "false",
+}
+
+
+def sandbox_files() -> Path:
+    """A world-readable copy of sandbox_files/ (the sandbox's uid cannot read a checkout
+    under a private home), named by its content so that runs never share a stale copy."""
+    files = sorted(p for p in FILES_SRC.iterdir() if p.is_file())
+    digest = hashlib.sha256()
+    for p in files:
+        digest.update(p.name.encode() + b"\0" + p.read_bytes())
+    dest = home_subdir("agents") / "_lastexam" / digest.hexdigest()[:16]
+    if not dest.is_dir():
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        for p in files:
+            shutil.copyfile(p, tmp / p.name)
+            (tmp / p.name).chmod(0o755 if p.suffix in (".sh", ".py") else 0o644)
+        tmp.chmod(0o755)
+        tmp.parent.chmod(0o755)
+        try:
+            os.replace(tmp, dest)
+        except OSError:  # another process installed the same content first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+class GatewayAgent(Agent):
+    """A harness that works through the model gateway, from a toolchain it is installed in."""
+
+    needs_model = True
+    toolchain: NpmToolchain | None = None
+    default_model: str = ""  # what the client names when the model is scripted
+    accepted_args: tuple[str, ...] = ("extra_args",)
+
+    def version(self) -> str:
+        return self.toolchain.version if self.toolchain else super().version()
+
+    def missing(self) -> list[str]:
+        problems = list(self.toolchain.missing()) if self.toolchain else []
+        if self.uses_bridge and not shutil.which("socat"):
+            problems.append("socat is not installed: lastexam agents install " + self.name)
+        return problems
+
+    @property
+    def uses_bridge(self) -> bool:
+        return True
+
+    def install(self, log=print, force: bool = False) -> None:
+        if self.uses_bridge and not shutil.which("socat"):
+            from lastexam.envs.manage import apt_install
+
+            apt_install(["socat"], log)
+        if self.toolchain is not None:
+            self.toolchain.install(log, force=force)
+
+    def gateway(self, ctx: AgentContext) -> GatewayAccess:
+        if ctx.gateway is None:
+            raise LastexamError(f"agent {self.name!r} runs only with the model gateway")
+        return ctx.gateway
+
+    def client_model(self, ctx: AgentContext) -> str:
+        return self.gateway(ctx).model_id or self.default_model
+
+    def extra_args(self, ctx: AgentContext) -> list[str]:
+        return shlex.split(ctx.args.get("extra_args", ""))
+
+    def bridged(self, ctx: AgentContext, argv: list[str]) -> list[str]:
+        gw = self.gateway(ctx)
+        return ["/bin/bash", BRIDGE, gw.socket, str(gw.tcp_port), "--", *argv]
+
+    def mounts(self) -> list[Mount]:
+        mounts = [Mount(sandbox_files(), FILES_DIR)]
+        if self.toolchain is not None:
+            mounts.append(Mount(self.toolchain.root, TOOLCHAIN_DIR))
+        return mounts
+
+    def executable(self) -> str:
+        assert self.toolchain is not None
+        return f"{TOOLCHAIN_DIR}/node_modules/{self.toolchain.bin}"
+
+
+def write_home_file(home: Path, rel: str, text: str) -> Path:
+    """A config file in the sandbox's HOME, written before the sandbox starts."""
+    path = home / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

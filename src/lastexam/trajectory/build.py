@@ -1,0 +1,123 @@
+"""Assemble a trial's trajectory: the instruction, the agent's steps from its native log, and
+the gateway's record of every model call, which is the authority on tokens and cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from lastexam.gateway.models import CallRecord, SessionSummary
+from lastexam.trajectory.schema import AgentInfo, FinalMetrics, Metrics, Step, Trajectory
+
+
+def read_calls(path: Path) -> list[CallRecord]:
+    calls = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    calls.append(CallRecord.model_validate_json(line))
+                except ValidationError:
+                    continue
+    except OSError:
+        return []
+    return calls
+
+
+def _declares_tools(call: CallRecord) -> bool:
+    req = call.request if isinstance(call.request, dict) else {}
+    return bool(req.get("tools"))
+
+
+def _call_metrics(call: CallRecord) -> Metrics:
+    u = call.usage
+    extra: dict[str, object] = {"gateway_call": call.seq, "latency_ms": call.latency_ms}
+    if u is None:
+        return Metrics(cost_usd=call.cost_usd, extra=extra)
+    if u.cache_write_tokens:
+        extra["cache_write_tokens"] = u.cache_write_tokens
+    if u.reasoning_tokens:
+        extra["reasoning_tokens"] = u.reasoning_tokens
+    return Metrics(prompt_tokens=u.prompt_tokens, completion_tokens=u.output_tokens,
+                   cached_tokens=u.cache_read_tokens, cost_usd=call.cost_usd, extra=extra)
+
+
+def reconcile(steps: list[Step], calls: list[CallRecord]) -> str:
+    """Give each agent step the metrics of the model call that produced it, when the calls
+    and the steps can be paired one to one; says how it went."""
+    agent_steps = [s for s in steps if s.source == "agent"]
+    answered = [c for c in calls if c.counted and c.status < 400]
+    for candidates in ([c for c in answered if _declares_tools(c)], answered):
+        if candidates and len(candidates) == len(agent_steps):
+            for step, call in zip(agent_steps, candidates, strict=True):
+                step.metrics = _call_metrics(call)
+                step.model_name = call.model
+            return f"per-step metrics from the gateway ({len(candidates)} calls paired with steps)"
+    return (
+        f"{len(answered)} answered model calls and {len(agent_steps)} agent steps could not be "
+        "paired: per-step metrics are the agent's own; totals are the gateway's"
+    )
+
+
+def build_trajectory(
+    *,
+    session_id: str,
+    agent: str,
+    agent_version: str,
+    model: str,
+    instruction: str,
+    native: list[Step] | None,
+    calls: list[CallRecord],
+    summary: SessionSummary | None,
+    duration_s: float | None,
+) -> Trajectory:
+    steps: list[Step] = [Step(source="user", message=instruction)]
+    notes = []
+    if native is None:
+        notes.append("no native agent log could be read: the steps hold the instruction only")
+    else:
+        steps += native
+        if summary is not None:
+            notes.append(reconcile(native, calls))
+    for i, step in enumerate(steps, start=1):
+        step.step_id = i
+    final = FinalMetrics(total_steps=len(steps), extra={"duration_s": duration_s})
+    if summary is not None:
+        u = summary.usage
+        final = FinalMetrics(
+            total_prompt_tokens=u.prompt_tokens,
+            total_completion_tokens=u.output_tokens,
+            total_cached_tokens=u.cache_read_tokens,
+            total_cost_usd=summary.cost_usd,
+            total_steps=len(steps),
+            extra={
+                "input_tokens": u.input_tokens,
+                "cache_read_tokens": u.cache_read_tokens,
+                "cache_write_tokens": u.cache_write_tokens,
+                "output_tokens": u.output_tokens,
+                "reasoning_tokens": u.reasoning_tokens,
+                "model_calls": summary.model_calls,
+                "failed_calls": summary.failed_calls,
+                "refused_calls": summary.refused_calls,
+                "budget_exhausted": summary.budget_exhausted,
+                "price_table": summary.price_table,
+                "duration_s": duration_s,
+            },
+        )
+    return Trajectory(
+        session_id=session_id,
+        agent=AgentInfo(name=agent, version=agent_version, model_name=model or None),
+        steps=steps,
+        notes="; ".join(notes) or None,
+        final_metrics=final,
+    )
+
+
+def write_trajectory(trajectory: Trajectory, path: Path) -> None:
+    data = trajectory.model_dump(mode="json", exclude_none=True)
+    if trajectory.final_metrics is not None:
+        # An unknown cost is written as null, not left out: unknown is not zero.
+        data["final_metrics"]["total_cost_usd"] = trajectory.final_metrics.total_cost_usd
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")

@@ -1,0 +1,205 @@
+"""Trajectory steps from each agent's native log (one JSON object per line on its stdout).
+
+Claude Code: `--output-format stream-json --verbose`; Codex: `exec --json`; Gemini CLI:
+`--output-format stream-json`; lastexam-agent: its own events. Lines that are not JSON or
+not understood are skipped: a trajectory is evidence, never a reason for a trial to fail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lastexam.trajectory.schema import Metrics, Observation, ObservationResult, Step, ToolCall
+
+MAX_TEXT = 100_000
+
+
+def _events(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                line = line.strip()
+                if not line.startswith("{"):
+                    continue
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(event, dict):
+                    yield event
+    except OSError:
+        return
+
+
+def _clip(text: Any) -> str:
+    if not isinstance(text, str):
+        text = json.dumps(text) if text is not None else ""
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + f"... [{len(text) - MAX_TEXT} cut]"
+
+
+class StepBuilder:
+    """Collects agent steps: text, reasoning and tool calls join the open step until it has
+    received an observation (or `close()` is called); then a new step opens."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self._open: Step | None = None
+        self._by_call: dict[str, Step] = {}
+
+    def open_step(self, timestamp: str | None = None) -> Step:
+        if self._open is None or self._open.observation is not None:
+            self._open = Step(source="agent", timestamp=timestamp)
+            self.steps.append(self._open)
+        return self._open
+
+    def close(self) -> None:
+        self._open = None
+
+    def text(self, text: str, timestamp: str | None = None) -> None:
+        if text:
+            step = self.open_step(timestamp)
+            step.message = _clip(step.message + text)
+
+    def reasoning(self, text: str) -> None:
+        if text:
+            step = self.open_step()
+            step.reasoning_content = _clip((step.reasoning_content or "") + text)
+
+    def call(self, call_id: str, name: str, arguments: Any, timestamp: str | None = None) -> None:
+        step = self.open_step(timestamp)
+        args = arguments if isinstance(arguments, dict) else {"input": arguments}
+        step.tool_calls = [*(step.tool_calls or []),
+                           ToolCall(tool_call_id=call_id, function_name=name, arguments=args)]
+        self._by_call[call_id] = step
+
+    def result(self, call_id: str, content: Any, extra: dict[str, Any] | None = None) -> None:
+        step = self._by_call.get(call_id)
+        if step is None:
+            return
+        obs = step.observation or Observation()
+        obs.results.append(ObservationResult(source_call_id=call_id, content=_clip(content),
+                                             extra=extra))
+        step.observation = obs
+
+    def metrics(self, metrics: Metrics) -> None:
+        if self._open is not None:
+            self._open.metrics = metrics
+
+
+def _anthropic_metrics(u: dict[str, Any]) -> Metrics:
+    cached = int(u.get("cache_read_input_tokens") or 0)
+    written = int(u.get("cache_creation_input_tokens") or 0)
+    return Metrics(prompt_tokens=int(u.get("input_tokens") or 0) + cached + written,
+                   completion_tokens=int(u.get("output_tokens") or 0), cached_tokens=cached,
+                   extra={"cache_write_tokens": written} if written else None)
+
+
+def claude_code_steps(path: Path) -> list[Step] | None:
+    b = StepBuilder()
+    seen = False
+    current_id = None
+    for e in _events(path):
+        kind = e.get("type")
+        if kind == "assistant":
+            seen = True
+            msg = e.get("message") or {}
+            if msg.get("id") != current_id:
+                b.close()
+                current_id = msg.get("id")
+            for block in msg.get("content") or []:
+                t = block.get("type")
+                if t == "text":
+                    b.text(block.get("text", ""))
+                elif t == "thinking":
+                    b.reasoning(block.get("thinking", ""))
+                elif t == "tool_use":
+                    b.call(block.get("id", ""), block.get("name", ""), block.get("input") or {})
+            if isinstance(msg.get("usage"), dict):
+                b.metrics(_anthropic_metrics(msg["usage"]))
+        elif kind == "user":
+            content = (e.get("message") or {}).get("content")
+            for block in content if isinstance(content, list) else []:
+                if block.get("type") == "tool_result":
+                    inner = block.get("content")
+                    if isinstance(inner, list):
+                        inner = "".join(x.get("text", "") for x in inner if isinstance(x, dict))
+                    b.result(block.get("tool_use_id", ""), inner,
+                             {"is_error": True} if block.get("is_error") else None)
+    return b.steps if seen else None
+
+
+def codex_steps(path: Path) -> list[Step] | None:
+    b = StepBuilder()
+    seen = False
+    for e in _events(path):
+        if e.get("type") != "item.completed":
+            continue
+        item = e.get("item") or {}
+        kind, item_id = item.get("type"), str(item.get("id", ""))
+        seen = True
+        if kind == "reasoning":
+            b.close()
+            b.reasoning(item.get("text", ""))
+        elif kind == "agent_message":
+            b.text(item.get("text", ""))
+            b.close()
+        elif kind == "command_execution":
+            b.call(item_id, "exec_command", {"cmd": item.get("command", "")})
+            b.result(item_id, item.get("aggregated_output", ""),
+                     {"exit_code": item.get("exit_code")})
+        elif kind in ("file_change", "mcp_tool_call", "web_search", "todo_list"):
+            args = {k: v for k, v in item.items() if k not in ("id", "type", "status")}
+            b.call(item_id, kind, args)
+            b.result(item_id, item.get("status", ""))
+    return b.steps if seen else None
+
+
+def gemini_cli_steps(path: Path) -> list[Step] | None:
+    b = StepBuilder()
+    seen = False
+    for e in _events(path):
+        kind, ts = e.get("type"), e.get("timestamp")
+        if kind == "message" and e.get("role") == "assistant":
+            seen = True
+            b.text(str(e.get("content", "")), ts)
+        elif kind == "tool_use":
+            seen = True
+            b.call(str(e.get("tool_id", "")), str(e.get("tool_name", "")),
+                   e.get("parameters") or {}, ts)
+        elif kind == "tool_result":
+            output = e.get("output")
+            if output is None and e.get("error"):
+                output = e["error"].get("message") if isinstance(e["error"], dict) else e["error"]
+            b.result(str(e.get("tool_id", "")), output,
+                     {"status": e.get("status")} if e.get("status") != "success" else None)
+    return b.steps if seen else None
+
+
+def lastexam_agent_steps(path: Path) -> list[Step] | None:
+    b = StepBuilder()
+    seen = False
+    for e in _events(path):
+        kind = e.get("type")
+        if kind == "assistant":
+            seen = True
+            b.close()
+            b.reasoning(e.get("reasoning") or "")
+            b.text(e.get("text") or "")
+            for c in e.get("tool_calls") or []:
+                b.call(c.get("id", ""), c.get("name", ""), c.get("arguments") or {})
+            b.open_step()
+            usage = e.get("usage") or {}
+            if "prompt_tokens" in usage:
+                cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+                b.metrics(Metrics(prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                                  completion_tokens=int(usage.get("completion_tokens") or 0),
+                                  cached_tokens=cached))
+            elif usage:
+                b.metrics(_anthropic_metrics(usage))
+        elif kind == "tool_result":
+            b.result(e.get("id", ""), e.get("output", ""),
+                     {"is_error": True} if e.get("is_error") else None)
+    return b.steps if seen else None
