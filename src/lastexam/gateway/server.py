@@ -124,15 +124,24 @@ class Gateway:
         return (session, "") if session else (None, "unknown gateway token")
 
 
-def check_model(model: str, wire: str) -> ModelSpec:
-    """Fail before a run starts if the model cannot answer a harness speaking `wire`."""
+def check_model(model: str, wire: str, budget: Budget | None = None) -> ModelSpec:
+    """Fail before a run starts if the model cannot answer a harness speaking `wire`, or if
+    a cost budget could not be enforced because the model has no price."""
     spec = parse_model(model)
     if spec.scripted:
-        load_script(Path(spec.model))
-    elif wire not in spec.wires():
+        script = load_script(Path(spec.model))
+        priced = script.price_as is not None and price_table().price("", script.price_as)
+    else:
+        if wire not in spec.wires():
+            raise LastexamError(
+                f"model {model!r}: provider {spec.provider!r} does not speak the {wire} API "
+                f"(it speaks {', '.join(spec.wires())})"
+            )
+        priced = price_table().price(spec.provider, spec.model) is not None
+    if budget is not None and budget.max_cost_usd is not None and not priced:
         raise LastexamError(
-            f"model {model!r}: provider {spec.provider!r} does not speak the {wire} API "
-            f"(it speaks {', '.join(spec.wires())})"
+            f"--max-cost-usd cannot be enforced for {model!r}: it has no price in the price "
+            f"table (version {price_table().version}); use --max-tokens"
         )
     return spec
 

@@ -8,6 +8,7 @@ import platform
 import secrets
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -18,6 +19,9 @@ from lastexam import __version__
 from lastexam.agents import get_agent
 from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError
+from lastexam.gateway.models import Budget
+from lastexam.gateway.providers import PROVIDERS, SCRIPTED, parse_model
+from lastexam.gateway.server import Gateway, check_model
 from lastexam.paths import package_dir
 from lastexam.run.trial import TrialPlan, TrialRunner
 from lastexam.run.workspace import RunWorkArea
@@ -75,19 +79,40 @@ def host_facts() -> dict[str, object]:
 
 
 def plan_trials(tasks: list[Task], config: RunConfig) -> list[TrialPlan]:
-    agent = get_agent(config.agent)
-    agent.check_args(config.model, config.agent_args)
     plans = []
     environments: dict[str, envs.Environment] = {}
-    for task in tasks:
-        name = task.spec.environment
-        if name not in environments:
-            environments[name] = envs.load(name, task.path)
-        timeout = min(config.timeout_s or task.spec.timeout_s, MAX_TIMEOUT_S)
-        for attempt in range(1, config.attempts + 1):
-            key = TrialKey(task_id=task.id, agent=config.agent, model=config.model, attempt=attempt)
-            plans.append(TrialPlan(task, key, agent, config.agent_args, timeout, environments[name]))
+    for cell in config.matrix():
+        agent = get_agent(cell.agent)
+        agent.check_args(cell.model, cell.agent_args)
+        budget = Budget(max_cost_usd=cell.max_cost_usd, max_tokens=cell.max_tokens)
+        wire = agent.wire_for(cell.model)
+        if wire is not None:
+            check_model(cell.model, wire, budget)
+        for task in tasks:
+            name = task.spec.environment
+            if name not in environments:
+                environments[name] = envs.load(name, task.path)
+            timeout = min(config.timeout_s or task.spec.timeout_s, MAX_TIMEOUT_S)
+            for attempt in range(1, config.attempts + 1):
+                key = TrialKey(task_id=task.id, agent=cell.agent, model=cell.model, attempt=attempt)
+                plans.append(
+                    TrialPlan(task, key, agent, cell.agent_args, timeout, environments[name], budget)
+                )
     return plans
+
+
+def uses_gateway(plans: list[TrialPlan]) -> bool:
+    return any(p.agent.wire_for(p.key.model) is not None for p in plans)
+
+
+def gateway_socket(area: RunWorkArea) -> Path:
+    """Where the run's gateway listens; a unix socket path must stay under ~107 bytes."""
+    path = area.root / "gateway" / "gateway.sock"
+    if len(os.fsencode(path)) > 100:
+        path = Path(tempfile.mkdtemp(prefix="lastexam-gw-")) / "gateway.sock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.chmod(0o711)  # the sandbox's uid connects by name, never lists it
+    return path
 
 
 def check_ready(plans: list[TrialPlan], provider: BwrapProvider) -> None:
@@ -100,9 +125,12 @@ def check_ready(plans: list[TrialPlan], provider: BwrapProvider) -> None:
                 f"environment {env.name!r}: {'; '.join(missing)}\n"
                 f"  install it with: lastexam env install {env.name}"
             )
-    agent = plans[0].agent if plans else None
-    if agent is not None:
+    for agent in {p.agent.name: p.agent for p in plans}.values():
         problems += [f"agent {agent.name!r}: {m}" for m in agent.missing()]
+    for model in sorted({p.key.model for p in plans if p.agent.wire_for(p.key.model)}):
+        spec = parse_model(model)
+        if not spec.scripted:
+            problems += [f"model {model!r}: {m}" for m in PROVIDERS[spec.provider].missing()]
     if problems:
         raise LastexamError("cannot start the run:\n- " + "\n- ".join(problems))
 
@@ -123,6 +151,8 @@ def execute(
         config = config.model_copy(
             update={"task_paths": [str(Path(p).resolve()) for p in config.task_paths]}
         )
+        config = _absolute_scripts(config)
+    gateway: Gateway | None = None
     try:
         # Everything that can be wrong with the request is found before the run directory exists.
         tasks = discover_tasks([Path(p) for p in config.task_paths])
@@ -134,6 +164,9 @@ def execute(
         if store is None:
             store = _create_run(run_dir, run_id, config)
         area.prepare()
+        if uses_gateway(plans):
+            gateway = Gateway(gateway_socket(area))
+            gateway.start()
         done = _clean_unfinished(run_dir, store)
         todo = [p for p in plans if p.key.trial_id not in done]
         runner = TrialRunner(
@@ -148,6 +181,7 @@ def execute(
                 "sandbox": provider.settings(),
                 "host": host_facts(),
             },
+            gateway=gateway,
         )
         total, finished = len(plans), len(plans) - len(todo)
         if on_progress:
@@ -161,12 +195,27 @@ def execute(
                     finished += 1
                     if on_progress:
                         on_progress(finished, total, record)
+        if gateway is not None:
+            gateway.stop()
+            gateway = None
         area.remove()
         trials = list(store.trials())
         return RunOutcome(run_dir=run_dir, run_id=run_id, trials=trials, ran=len(todo))
     finally:
+        if gateway is not None:
+            gateway.stop()
         if store is not None:
             store.close()
+
+
+def _absolute_scripts(config: RunConfig) -> RunConfig:
+    """A scripted model's path is stored absolute, so that --resume works from anywhere."""
+
+    def fix(model: str) -> str:
+        return parse_model(model).text if model.startswith(f"{SCRIPTED}:") else model
+
+    cells = [c.model_copy(update={"model": fix(c.model)}) for c in config.cells]
+    return config.model_copy(update={"model": fix(config.model), "cells": cells})
 
 
 def _reopen_run(config: RunConfig, out: Path | None) -> tuple[Path, Store, str, RunConfig]:

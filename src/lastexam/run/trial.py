@@ -11,7 +11,16 @@ from pathlib import Path
 
 from lastexam.agents.base import Agent, AgentContext
 from lastexam.envs.manage import Environment
+from lastexam.gateway.models import Budget, SessionSummary
+from lastexam.gateway.server import Gateway
 from lastexam.run.grading import GradeRequest, grade
+from lastexam.run.model_access import (
+    GATEWAY_LOG,
+    TRAJECTORY,
+    ModelAccess,
+    open_access,
+    save_trajectory,
+)
 from lastexam.run.status import trial_status
 from lastexam.run.workspace import RunWorkArea, TrialWorkspace, inputs_state, snapshot_output
 from lastexam.sandbox.base import (
@@ -36,6 +45,7 @@ class TrialPlan:
     agent_args: dict[str, str]
     timeout_s: int
     env: Environment
+    budget: Budget = field(default_factory=Budget)
 
 
 @dataclass
@@ -46,6 +56,7 @@ class TrialRunner:
     provider: SandboxProvider
     area: RunWorkArea
     repro: dict  # the run-wide part of each trial's reproducibility record
+    gateway: Gateway | None = None  # the run's model gateway, when an agent needs a model
     fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def run(self, plan: TrialPlan) -> TrialRecord:
@@ -66,14 +77,23 @@ class TrialRunner:
         infra_failed = False
         grade_record: GradeRecord | None = None
         agent_version = ""
+        model_usage: SessionSummary | None = None
         try:
             ws.stage(task, getattr(self.provider, "uid", None))
             lap("stage")
             agent_version = plan.agent.version()
-            result = self.provider.run(self._agent_request(plan, ws))
+            access = self._open_access(plan, ws)
+            try:
+                result = self.provider.run(self._agent_request(plan, ws, access))
+            finally:
+                if access is not None and self.gateway is not None:
+                    model_usage = self.gateway.close_session(access.session.token)
             lap("agent")
             ended_by = result.killed or "exit"
             exit_code = result.exit_code
+            if model_usage is not None and model_usage.budget_exhausted:
+                ended_by = "budget_exhausted"
+                error = f"the gateway refused further model calls: {model_usage.budget_exhausted}"
             if result.survivors:
                 raise SandboxError(f"{result.survivors} processes survived the trial's teardown")
             outputs = snapshot_output(
@@ -95,6 +115,8 @@ class TrialRunner:
         except Exception:
             infra_failed, error = True, traceback.format_exc(limit=8)
             grade_record = None
+        if ws.root.is_dir():
+            self._save_trajectory(plan, ws, agent_version, model_usage, timings.get("agent"))
         status = trial_status(ended_by, exit_code, grade_record, infra_failed)
         if status == "grader_error" and grade_record is not None:
             error = grade_record.error
@@ -127,6 +149,7 @@ class TrialRunner:
                 "model": key.model,
                 "timeout_s": plan.timeout_s,
             },
+            gateway=model_usage,
             grade=grade_record,
         )
         self._save_artifacts(ws, record)
@@ -136,7 +159,28 @@ class TrialRunner:
         ws.remove()
         return record
 
-    def _agent_request(self, plan: TrialPlan, ws: TrialWorkspace) -> SandboxRequest:
+    def _open_access(self, plan: TrialPlan, ws: TrialWorkspace) -> ModelAccess | None:
+        if plan.agent.wire_for(plan.key.model) is None:
+            return None
+        if self.gateway is None:
+            raise RuntimeError(f"agent {plan.agent.name!r} needs the model gateway, which is not running")
+        return open_access(self.gateway, plan.key.trial_id, plan.key.model, plan.budget, ws.root)
+
+    def _save_trajectory(
+        self, plan: TrialPlan, ws: TrialWorkspace, version: str,
+        usage: SessionSummary | None, duration: float | None,
+    ) -> None:
+        save_trajectory(
+            root=ws.root, logs=ws.logs, trial_id=plan.key.trial_id, agent=plan.agent,
+            agent_version=version, model=plan.key.model,
+            instruction=ws.instruction.read_text(encoding="utf-8", errors="replace")
+            if ws.instruction.exists() else "",
+            summary=usage, duration_s=duration,
+        )
+
+    def _agent_request(
+        self, plan: TrialPlan, ws: TrialWorkspace, access: ModelAccess | None = None
+    ) -> SandboxRequest:
         task, agent = plan.task, plan.agent
         instruction = ws.instruction.read_text(encoding="utf-8", errors="replace")
         solution = None
@@ -152,8 +196,10 @@ class TrialRunner:
                 solution_dir=solution,
                 home=ws.home,
                 logs=ws.logs,
+                gateway=access.access if access else None,
             )
         )
+        ws.own_home(getattr(self.provider, "uid", None))  # config files the adapter wrote
         limits = task.spec.limits
         env = {
             "PATH": plan.env.path_var(),
@@ -174,6 +220,7 @@ class TrialRunner:
                 Mount(ws.home, AGENT_HOME, writable=True),
                 *plan.env.mounts(),
                 *launch.mounts,
+                *([access.mount] if access else []),
             ],
             env=env,
             cwd="/task",
@@ -208,6 +255,8 @@ class TrialRunner:
             (ws.snapshot, tmp / "output"),
             (ws.logs, tmp / "agent"),
             (ws.grade / "result", tmp / "grader"),
+            (ws.root / GATEWAY_LOG, tmp / GATEWAY_LOG),
+            (ws.root / TRAJECTORY, tmp / TRAJECTORY),
         ]
         for src, dst in moves:
             if src.exists():

@@ -86,6 +86,10 @@ class TrialWorkspace:
         for d in (self.inputs, self.output, self.home):
             _chown_tree(d, uid)
 
+    def own_home(self, uid: int | None) -> None:
+        """Give the sandbox's uid the files written into HOME before the sandbox starts."""
+        _chown_tree(self.home, uid)
+
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 

@@ -1,0 +1,77 @@
+"""A trial's access to models: its gateway session while the agent runs, and afterwards its
+trajectory, built from the agent's native log and the gateway's call log.
+
+In the trial's workspace (moved into the run directory with the trial's other artifacts):
+    gateway.jsonl      one line per request the gateway served for the trial
+    trajectory.json    the ATIF-compatible trajectory
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from lastexam.agents.base import Agent, GatewayAccess
+from lastexam.gateway.models import Budget, SessionSummary
+from lastexam.gateway.providers import parse_model
+from lastexam.gateway.server import Gateway
+from lastexam.gateway.session import Session
+from lastexam.sandbox.base import Mount
+from lastexam.trajectory import build_trajectory, read_calls, write_trajectory
+
+SANDBOX_SOCKET_DIR = "/run/lastexam"
+GATEWAY_LOG = "gateway.jsonl"
+TRAJECTORY = "trajectory.json"
+
+
+@dataclass
+class ModelAccess:
+    session: Session
+    access: GatewayAccess
+    mount: Mount
+
+
+def open_access(
+    gateway: Gateway, trial_id: str, model: str, budget: Budget, root: Path
+) -> ModelAccess:
+    session = gateway.open_session(trial_id, model, budget, root / GATEWAY_LOG)
+    spec = parse_model(model)
+    socket_name = gateway.socket_path.name
+    access = GatewayAccess(
+        socket=f"{SANDBOX_SOCKET_DIR}/{socket_name}",
+        token=session.token,
+        model=model,
+        model_id="" if spec.scripted else spec.model,
+    )
+    return ModelAccess(session, access, Mount(gateway.socket_path.parent, SANDBOX_SOCKET_DIR))
+
+
+def save_trajectory(
+    *,
+    root: Path,
+    logs: Path,
+    trial_id: str,
+    agent: Agent,
+    agent_version: str,
+    model: str,
+    instruction: str,
+    summary: SessionSummary | None,
+    duration_s: float | None,
+) -> None:
+    """Never fails the trial: a trajectory is evidence about the run, not part of its result."""
+    native = None
+    with contextlib.suppress(Exception):
+        native = agent.native_steps(logs)
+    trajectory = build_trajectory(
+        session_id=trial_id,
+        agent=agent.name,
+        agent_version=agent_version,
+        model=model,
+        instruction=instruction,
+        native=native,
+        calls=read_calls(root / GATEWAY_LOG),
+        summary=summary,
+        duration_s=duration_s,
+    )
+    write_trajectory(trajectory, root / TRAJECTORY)
