@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -24,7 +25,6 @@ from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, S
 
 SANDBOX_UID = 1000  # the uid and gid seen inside
 SANDBOX_USER = "agent"
-POLL_S = 0.05
 WATCH_EVERY_S = 0.5
 # Attaches the launcher to the sandbox's cgroups, then becomes the sandbox.
 ATTACH = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
@@ -206,23 +206,31 @@ class BwrapProvider:
         )
 
     def _supervise(self, proc: subprocess.Popen, req: SandboxRequest, start: float) -> str | None:
+        """Wait for the sandbox to exit, waking exactly on its exit (pidfd) or to enforce the
+        wall-time cap and the output quota."""
         limits = req.limits
-        next_watch = start + WATCH_EVERY_S
-        while True:
-            try:
-                proc.wait(timeout=POLL_S)
-                return None
-            except subprocess.TimeoutExpired:
-                pass
-            now = time.monotonic()
-            if now - start >= limits.wall_s:
-                _kill_group(proc)
-                return "timeout"
-            if req.watch and now >= next_watch:
-                next_watch = now + WATCH_EVERY_S
-                if _over_quota(req.watch, limits.watch_bytes, limits.watch_files):
+        deadline = start + limits.wall_s
+        next_watch = start + WATCH_EVERY_S if req.watch else float("inf")
+        pidfd = os.pidfd_open(proc.pid)
+        try:
+            poller = select.poll()
+            poller.register(pidfd, select.POLLIN)
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
                     _kill_group(proc)
-                    return "output_limit"
+                    return "timeout"
+                if now >= next_watch:
+                    next_watch = now + WATCH_EVERY_S
+                    if _over_quota(req.watch, limits.watch_bytes, limits.watch_files):
+                        _kill_group(proc)
+                        return "output_limit"
+                wake = min(deadline, next_watch) - now
+                if poller.poll(max(1, int(wake * 1000) + 1)):
+                    proc.wait()
+                    return None
+        finally:
+            os.close(pidfd)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
