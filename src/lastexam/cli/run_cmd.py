@@ -13,16 +13,31 @@ def run(
         list[Path] | None,
         typer.Argument(help="Task folders, folders of tasks, or .txt lists (default: tasks/)."),
     ] = None,
-    agent: Annotated[str, typer.Option(help="Agent to run (see `lastexam agents list`).")] = "oracle",
-    model: Annotated[str, typer.Option(help="Model for agents that need one.")] = "",
+    agent: Annotated[
+        str | None, typer.Option(help="Agent to run (see `lastexam agents list`; default oracle).")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="PROVIDER:MODEL (anthropic, openai, openrouter, local, google) or scripted:PATH."),
+    ] = None,
     agent_arg: Annotated[
         list[str] | None, typer.Option("--agent-arg", help="KEY=VALUE passed to the agent.")
     ] = None,
-    attempts: Annotated[int, typer.Option(min=1, max=100, help="Attempts per task.")] = 1,
-    concurrency: Annotated[int, typer.Option(min=1, max=256, help="Trials at once.")] = 1,
+    attempts: Annotated[int | None, typer.Option(min=1, max=100, help="Attempts per task (default 1).")] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, max=256, help="Trials at once (default 1).")] = None,
     timeout: Annotated[
         int | None,
         typer.Option(min=1, max=18000, help="Seconds per trial (default: each task's timeout_s)."),
+    ] = None,
+    max_cost_usd: Annotated[
+        float | None, typer.Option(min=0.000001, help="Per-trial cost budget in USD (gateway-enforced).")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(min=1, help="Per-trial token budget, all kinds (gateway-enforced).")
+    ] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option("--config", help="Experiment YAML: agents x models over tasks; flags override it."),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/<run-id>).")] = None,
     resume: Annotated[bool, typer.Option(help="Finish the run in --out, skipping recorded trials.")] = False,
@@ -37,15 +52,22 @@ def run(
     from lastexam.run.runner import execute
     from lastexam.store.models import RunConfig
 
-    config = RunConfig(
-        task_paths=[str(p) for p in (resolve_paths(task_paths) if not resume else task_paths or [])],
-        agent=agent,
-        model=model,
-        agent_args=parse_kv(agent_arg or [], "--agent-arg"),
-        attempts=attempts,
-        concurrency=concurrency,
-        timeout_s=timeout,
-    )
+    args = parse_kv(agent_arg or [], "--agent-arg")
+    if config_file is not None and not resume:
+        config = _experiment(config_file, task_paths, agent, model, args, attempts, concurrency,
+                             timeout, max_cost_usd, max_tokens)
+    else:
+        config = RunConfig(
+            task_paths=[str(p) for p in (resolve_paths(task_paths) if not resume else task_paths or [])],
+            agent=agent or "oracle",
+            model=model or "",
+            agent_args=args,
+            attempts=attempts or 1,
+            concurrency=concurrency or 1,
+            timeout_s=timeout,
+            max_cost_usd=max_cost_usd,
+            max_tokens=max_tokens,
+        )
     progress = _progress_bar(err, enabled=err.is_terminal or not json_out)
     with progress:
         bar = progress.add_task("trials", total=None)
@@ -68,9 +90,36 @@ def run(
             }
         )
         return
-    console.print(results_table(summary, f"run {outcome.run_id}: {agent}"))
+    console.print(results_table(summary, f"run {outcome.run_id}: {config.agent}"))
     console.print(f"statuses: {summary['statuses']}")
     console.print(f"run directory: {outcome.run_dir}")
+
+
+def _experiment(path, task_paths, agent, model, args, attempts, concurrency, timeout,
+                max_cost_usd, max_tokens):
+    """The experiment file's run, with every flag given on the command line put over it."""
+    from lastexam.agents import all_agents
+    from lastexam.run.experiment import AgentEntry, ModelEntry, experiment_config, load_experiment
+
+    exp = load_experiment(path)
+    update: dict = {}
+    if task_paths:
+        update["tasks"] = [str(p.resolve()) for p in task_paths]
+    if agent:
+        update["agents"] = [AgentEntry(name=agent, args=args)]
+    elif args:
+        update["agents"] = [a.model_copy(update={"args": {**a.args, **args}}) for a in exp.agents]
+    if model:
+        update["models"] = [ModelEntry(id=model)]
+    for key, value in (("attempts", attempts), ("concurrency", concurrency), ("timeout_s", timeout)):
+        if value is not None:
+            update[key] = value
+    exp = exp.model_copy(update=update)
+    config = experiment_config(path, exp, {a.name: a.needs_model for a in all_agents()})
+    flags = {k: v for k, v in (("max_cost_usd", max_cost_usd), ("max_tokens", max_tokens)) if v}
+    if flags:
+        config.cells = [c.model_copy(update=flags) for c in config.cells]
+    return config
 
 
 def _progress_bar(console, enabled: bool):
@@ -98,5 +147,7 @@ def _trial_json(t) -> dict:
         "score": t.score,
         "full_pass": t.full_pass,
         "error": t.error,
+        "ended_by": t.ended_by,
+        "gateway": t.gateway.model_dump() if t.gateway else None,
         "checks": [c.model_dump() for c in (t.grade.checks if t.grade else [])],
     }
