@@ -74,6 +74,7 @@ class TrialRunner:
             clock = now
 
         ended_by, exit_code, error, outputs = "not_started", None, None, {}
+        missing: list[str] = []
         infra_failed = False
         grade_record: GradeRecord | None = None
         agent_version = ""
@@ -100,6 +101,7 @@ class TrialRunner:
                 ws.output, ws.snapshot, max_bytes=task.spec.limits.output_mb * 1024 * 1024
             )
             after = inputs_state(task.inputs_dir, ws.inputs)
+            missing = [o for o in task.spec.outputs if not (ws.snapshot / o).is_file()]
             lap("collect")
             grade_record = grade(
                 self.provider,
@@ -138,6 +140,7 @@ class TrialRunner:
             finished_at=now_iso(),
             timings=timings,
             outputs=outputs,
+            missing_outputs=missing,
             repro={
                 **self.repro,
                 "task_hash": task.content_hash,

@@ -84,6 +84,7 @@ class TrialRecord(BaseModel):
     finished_at: str
     timings: dict[str, float] = {}
     outputs: dict[str, Any] = {}  # snapshot manifest: files, bytes, dropped entries
+    missing_outputs: list[str] = []  # required outputs (task.toml) absent from the snapshot
     repro: dict[str, Any] = {}  # what the result depends on (hashes, versions, host)
     gateway: SessionSummary | None = None  # model calls, tokens, cost, budget (model agents)
     grade: GradeRecord | None = None

@@ -1,0 +1,182 @@
+"""Metrics over trials: FPR and MS with bootstrap confidence intervals clustered by task,
+pass@k and pass^k, paired comparisons with an exact McNemar test, costs and statuses.
+
+Every function takes rows with the attributes of `TrialRow` (analysis/rows.py). Bootstrap
+resampling uses a fixed seed so that the same results always print the same intervals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lastexam.analysis.rows import TrialRow
+
+BOOTSTRAP_REPS = 1000
+SEED = 20261129
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float | None
+    low: float | None
+    high: float | None
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {"value": self.value, "low": self.low, "high": self.high}
+
+
+def _per_task(rows: Sequence[TrialRow], value: Callable[[TrialRow], float]) -> tuple[np.ndarray, np.ndarray]:
+    """Sums and counts per task: the unit of resampling (attempts of a task stay together)."""
+    sums: dict[str, float] = defaultdict(float)
+    counts: dict[str, int] = defaultdict(int)
+    for r in rows:
+        sums[r.task_id] += value(r)
+        counts[r.task_id] += 1
+    keys = sorted(sums)
+    return np.array([sums[k] for k in keys]), np.array([counts[k] for k in keys], dtype=float)
+
+
+def clustered_mean(
+    rows: Sequence[TrialRow], value: Callable[[TrialRow], float], reps: int = BOOTSTRAP_REPS
+) -> Estimate:
+    """Mean over trials with a percentile bootstrap CI that resamples tasks."""
+    if not rows:
+        return Estimate(None, None, None)
+    sums, counts = _per_task(rows, value)
+    point = float(sums.sum() / counts.sum())
+    if len(sums) < 2:
+        return Estimate(point, None, None)
+    rng = np.random.default_rng(SEED)
+    idx = rng.integers(0, len(sums), size=(reps, len(sums)))
+    means = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    alpha = (1 - CONFIDENCE) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return Estimate(point, float(low), float(high))
+
+
+def fpr(rows: Sequence[TrialRow]) -> Estimate:
+    return clustered_mean(rows, lambda r: 1.0 if r.full_pass else 0.0)
+
+
+def mean_score(rows: Sequence[TrialRow]) -> Estimate:
+    # Ungraded trials (infra_error, grader_error) count as 0; their share is reported apart.
+    return clustered_mean(rows, lambda r: r.score or 0.0)
+
+
+def group_by(rows: Iterable[TrialRow], key: Callable[[TrialRow], str]) -> dict[str, list[TrialRow]]:
+    groups: dict[str, list[TrialRow]] = defaultdict(list)
+    for r in rows:
+        groups[key(r)].append(r)
+    return dict(groups)
+
+
+def headline(rows: Sequence[TrialRow]) -> dict[str, Any]:
+    return {
+        "trials": len(rows),
+        "tasks": len({r.task_id for r in rows}),
+        "fpr": fpr(rows).as_dict(),
+        "ms": mean_score(rows).as_dict(),
+    }
+
+
+def _comb(n: int, k: int) -> int:
+    return math.comb(n, k) if 0 <= k <= n else 0
+
+
+def pass_at_k(rows: Sequence[TrialRow], k: int) -> float | None:
+    """Unbiased pass@k (at least one of k attempts fully passes), averaged over tasks with at
+    least k attempts."""
+    per_task = group_by(rows, lambda r: r.task_id)
+    values = []
+    for trials in per_task.values():
+        n, c = len(trials), sum(t.full_pass for t in trials)
+        if n >= k:
+            values.append(1.0 - _comb(n - c, k) / _comb(n, k))
+    return float(np.mean(values)) if values else None
+
+
+def pass_hat_k(rows: Sequence[TrialRow], k: int) -> float | None:
+    """pass^k: all of k attempts fully pass (reliability), averaged over tasks."""
+    per_task = group_by(rows, lambda r: r.task_id)
+    values = []
+    for trials in per_task.values():
+        n, c = len(trials), sum(t.full_pass for t in trials)
+        if n >= k:
+            values.append(_comb(c, k) / _comb(n, k))
+    return float(np.mean(values)) if values else None
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pair counts b and c."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(_comb(n, i) for i in range(min(b, c) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def paired_comparison(a: Sequence[TrialRow], b: Sequence[TrialRow], reps: int = BOOTSTRAP_REPS) -> dict[str, Any]:
+    """A minus B on the tasks both ran: FPR and MS differences with paired bootstrap CIs over
+    tasks, and McNemar on full passes paired by (task, attempt)."""
+    a_tasks, b_tasks = group_by(a, lambda r: r.task_id), group_by(b, lambda r: r.task_id)
+    shared = sorted(set(a_tasks) & set(b_tasks))
+    if not shared:
+        return {"shared_tasks": 0}
+
+    def task_means(groups: dict[str, list[TrialRow]], value: Callable[[TrialRow], float]) -> np.ndarray:
+        return np.array([np.mean([value(r) for r in groups[t]]) for t in shared])
+
+    out: dict[str, Any] = {"shared_tasks": len(shared)}
+    rng = np.random.default_rng(SEED)
+    idx = rng.integers(0, len(shared), size=(reps, len(shared)))
+    alpha = (1 - CONFIDENCE) / 2
+    for name, value in (("fpr", lambda r: 1.0 if r.full_pass else 0.0), ("ms", lambda r: r.score or 0.0)):
+        diff = task_means(a_tasks, value) - task_means(b_tasks, value)
+        boot = diff[idx].mean(axis=1)
+        low, high = np.quantile(boot, [alpha, 1 - alpha]) if len(shared) > 1 else (None, None)
+        out[f"{name}_diff"] = Estimate(
+            float(diff.mean()), None if low is None else float(low), None if high is None else float(high)
+        ).as_dict()
+    a_pass = {(r.task_id, r.attempt): r.full_pass for r in a if r.task_id in b_tasks}
+    b_pass = {(r.task_id, r.attempt): r.full_pass for r in b if r.task_id in a_tasks}
+    pairs = [(a_pass[k], b_pass[k]) for k in sorted(set(a_pass) & set(b_pass))]
+    only_a = sum(1 for x, y in pairs if x and not y)
+    only_b = sum(1 for x, y in pairs if y and not x)
+    out["mcnemar"] = {"pairs": len(pairs), "a_only": only_a, "b_only": only_b,
+                      "p_value": mcnemar_exact(only_a, only_b)}
+    return out
+
+
+def status_shares(rows: Sequence[TrialRow]) -> dict[str, float]:
+    counts: dict[str, int] = defaultdict(int)
+    for r in rows:
+        counts[r.status] += 1
+    return {k: round(v / len(rows), 4) for k, v in sorted(counts.items())} if rows else {}
+
+
+def costs(rows: Sequence[TrialRow]) -> dict[str, Any]:
+    """Cost, tokens and wall time per trial and in total; unknown cost is reported, not 0."""
+    known = [r.cost_usd for r in rows if r.cost_usd is not None]
+    model_rows = [r for r in rows if r.model_calls]
+    tokens = {
+        kind: int(sum(getattr(r, kind) for r in rows))
+        for kind in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    }
+    durations = [r.duration_s for r in rows]
+    return {
+        "trials": len(rows),
+        "cost_usd_total": round(sum(known), 6) if known else None,
+        "cost_usd_per_trial": round(sum(known) / len(known), 6) if known else None,
+        "trials_with_unknown_cost": sum(1 for r in model_rows if r.cost_usd is None),
+        "tokens": tokens,
+        "model_calls": int(sum(r.model_calls for r in rows)),
+        "wall_s_total": round(sum(durations), 3),
+        "wall_s_per_trial": round(float(np.median(durations)), 3) if durations else None,
+    }
