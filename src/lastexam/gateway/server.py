@@ -65,7 +65,9 @@ class Gateway:
         # Sandboxes run as another uid: connecting needs write permission on the socket.
         os.chmod(self.socket_path, 0o666)
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="gateway", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="gateway", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -218,10 +220,10 @@ class _Handler(BaseHTTPRequestHandler):
         refusal = session.refusal() if record.counted else None
         if refusal is not None:
             message = f"lastexam gateway: the trial's budget is exhausted ({refusal})"
-            self._error(wire, 400, message)
             record.status, record.error = 400, message
             record.latency_ms = round((time.monotonic() - received) * 1000, 3)
             session.record(record, refused=True)
+            self._error(wire, 400, message)
             return
         sink = _ChunkSink(self, received)
         headers = {k.lower(): v for k, v in self.headers.items()}
@@ -231,15 +233,17 @@ class _Handler(BaseHTTPRequestHandler):
             outcome = Outcome(500, session.spec.text, None, None, f"{type(e).__name__}: {e}")
             if not sink.started:
                 self._error(wire, 500, f"lastexam gateway: {outcome.error}")
-        sink.finish()
-        if outcome.status >= 500 and outcome.error and "BrokenPipe" in outcome.error:
-            self.close_connection = True
         record.status, record.error = outcome.status, outcome.error
         record.usage, record.response = outcome.usage, outcome.response
         record.cost_usd = session.cost(outcome.usage)
         record.ttfb_ms = sink.ttfb_ms
         record.latency_ms = round((time.monotonic() - received) * 1000, 3)
+        # Counted before the answer's last byte leaves: once a client has its answer, the trial
+        # may end and close the session at any moment.
         session.record(record)
+        sink.finish()
+        if outcome.status >= 500 and outcome.error and "BrokenPipe" in outcome.error:
+            self.close_connection = True
 
     def _plain(self, status: int, body: bytes, ctype: str = "text/plain") -> None:
         self.send_response(status)
@@ -255,7 +259,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _ChunkSink:
-    """Writes to the client: one body with a length, or chunked transfer for a stream."""
+    """Writes to the client: one body with a length (held until `finish`), or chunked
+    transfer for a stream (sent as it comes; `finish` sends the closing chunk)."""
 
     def __init__(self, handler: _Handler, received: float):
         self.h = handler
@@ -263,7 +268,7 @@ class _ChunkSink:
         self.started = False
         self.stream = False
         self.ttfb_ms: float | None = None
-        self._wrote = False
+        self._body: bytes | None = None
         self._status = 200
         self._ctype = "application/json"
 
@@ -280,27 +285,26 @@ class _ChunkSink:
             h.wfile.flush()
 
     def write(self, chunk: bytes) -> None:
-        self._wrote = True
         if self.ttfb_ms is None:
             self.ttfb_ms = round((time.monotonic() - self.received) * 1000, 3)
-        h = self.h
         if not self.stream:
-            h.send_response(self._status)
-            h.send_header("content-type", self._ctype)
-            h.send_header("content-length", str(len(chunk)))
-            h.end_headers()
-            h.wfile.write(chunk)
-            return
-        if chunk:
-            h.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-            h.wfile.flush()
+            self._body = chunk
+        elif chunk:
+            self.h.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.h.wfile.flush()
 
     def finish(self) -> None:
         if not self.started:
             return
+        h = self.h
         with contextlib.suppress(OSError):
             if self.stream:
-                self.h.wfile.write(b"0\r\n\r\n")
-                self.h.wfile.flush()
-            elif not self._wrote:
-                self.write(b"")
+                h.wfile.write(b"0\r\n\r\n")
+            else:
+                body = self._body or b""
+                h.send_response(self._status)
+                h.send_header("content-type", self._ctype)
+                h.send_header("content-length", str(len(body)))
+                h.end_headers()
+                h.wfile.write(body)
+            h.wfile.flush()
