@@ -1,0 +1,193 @@
+"""Grader for screening-library-triage.
+
+The reference is the stated protocol run with the environment's pinned RDKit, so identifiers,
+outcomes, flags, statuses, counts and cluster memberships are deterministic and compared exactly.
+Real-valued descriptors get 0.001: the instruction asks for at least 3 decimals (rounding error
+up to 0.0005), and the smallest chemically meaningful difference (a hydrogen, 1.008 in MW; a
+tautomer or protonation change in cLogP or TPSA) is far larger.
+"""
+
+from lastexam.grading import GradeContext, Outcome, Rubric, as_number, get, load_csv, load_json
+
+LIBRARY_COLUMNS = [
+    "compound_id", "supplier", "inchikey", "smiles", "mw", "clogp", "tpsa", "hbd", "hba", "rotb",
+    "lipinski_violations", "veber_pass", "pains", "status", "cluster", "centroid",
+]
+SUMMARY_KEYS = [
+    "records_read", "unparseable", "low_purity", "duplicates", "unique_parents", "failed_element",
+    "failed_lipinski", "failed_veber", "failed_pains", "passed", "clusters", "singletons",
+]
+# Descriptors are judged on the parents both sides share, if they share at least this fraction
+# of the reference's; below it the table is for a different compound set.
+MIN_SHARED = 0.9
+
+
+def _int(value):
+    n = as_number(value)
+    return int(n) if n is not None and n == int(n) else None
+
+
+def _mismatches(expected: dict, seen: dict, what: str) -> Outcome:
+    """Exact comparison of two key -> value maps; evidence lists the first differences."""
+    missing = sorted(set(expected) - set(seen))
+    extra = sorted(set(seen) - set(expected))
+    wrong = sorted(k for k in set(expected) & set(seen) if expected[k] != seen[k])
+    if not (missing or extra or wrong):
+        return Outcome(True, f"all {len(expected)} {what} match")
+    shown = [{"key": k, "expected": expected[k], "seen": seen[k]} for k in wrong[:4]]
+    msg = f"{len(wrong)} wrong, {len(missing)} missing, {len(extra)} unexpected {what}"
+    return Outcome(False, msg, expected=f"{len(expected)} {what}",
+                   seen={"wrong": shown, "missing": missing[:4], "unexpected": extra[:4]})
+
+
+def _descriptor_check(ref_rows: dict, rows: dict, fields: list[str], tol: float | None) -> Outcome:
+    shared = sorted(set(ref_rows) & set(rows))
+    if len(shared) < MIN_SHARED * len(ref_rows):
+        return Outcome(False, f"only {len(shared)} of {len(ref_rows)} reference parents present",
+                       expected=len(ref_rows), seen=len(shared))
+    bad = []
+    for key in shared:
+        for f in fields:
+            exp, got = ref_rows[key][f], rows[key].get(f)
+            if tol is None:
+                ok = _int(got) == exp
+            else:
+                n = as_number(got)
+                ok = n is not None and abs(n - exp) <= tol
+            if not ok:
+                bad.append({"inchikey": key, "field": f, "expected": exp, "seen": got})
+    if bad:
+        return Outcome(False, f"{len(bad)} values differ over {len(shared)} shared parents",
+                       expected="reference values", seen=bad[:4])
+    return Outcome(True, f"{len(fields)} fields agree on {len(shared)} shared parents")
+
+
+def _read_picks(path):
+    """(records, error): records as (inchikey, props) in file order, never raising."""
+    if not path.is_file():
+        return None, "picks.sdf is missing"
+    try:
+        from rdkit import Chem, RDLogger
+
+        RDLogger.DisableLog("rdApp.*")
+        records = []
+        for mol in Chem.SDMolSupplier(str(path)):
+            if mol is None:
+                records.append((None, {}))
+                continue
+            records.append((Chem.MolToInchiKey(mol), mol.GetPropsAsDict()))
+        return records, ""
+    except Exception as e:  # RDKit raises several types on malformed files
+        return None, f"picks.sdf does not read: {type(e).__name__}: {e}"
+
+
+def grade(ctx: GradeContext) -> Rubric:
+    r = Rubric()
+    ref = ctx.reference_json("expected.json")
+    ref_offers = {(o["supplier"], o["catalog_id"]): o for o in ref["offers"]}
+    ref_lib = {row["inchikey"]: row for row in ref["library"]}
+
+    lib_rows, lib_ok = load_csv(ctx.out("library.csv"), required_columns=LIBRARY_COLUMNS)
+    r.gate("library.csv parses with the required columns", lib_ok)
+    offer_rows, offers_ok = load_csv(ctx.out("offers.csv"),
+                                     required_columns=["supplier", "catalog_id", "outcome", "inchikey"])
+    summary, summary_ok = load_json(ctx.out("summary.json"))
+
+    lib = {row["inchikey"]: row for row in lib_rows or []}
+    offers = {(o["supplier"], o["catalog_id"]): o for o in offer_rows or []}
+
+    def outcome_set(rows: dict, outcome: str) -> set:
+        return {k for k, o in rows.items() if o.get("outcome") == outcome}
+
+    for outcome, weight in (("unparseable", 1), ("low_purity", 1)):
+        exp, got = outcome_set(ref_offers, outcome), outcome_set(offers, outcome)
+        if not offers_ok:
+            r.check(f"offers.csv: the {outcome} records are exactly the reference's", weight, offers_ok)
+            continue
+        r.check(f"offers.csv: the {outcome} records are exactly the reference's", weight,
+                Outcome(exp == got, f"{len(got & exp)} of {len(exp)} found, {len(got - exp)} extra",
+                        expected=f"{len(exp)} records",
+                        seen={"missing": sorted(map(list, exp - got))[:4],
+                              "unexpected": sorted(map(list, got - exp))[:4]}))
+    r.check("offers.csv: kept/duplicate decision for every offer (purity, price per mg, ties)", 3,
+            _mismatches({k: o["outcome"] for k, o in ref_offers.items()},
+                        {k: o.get("outcome") for k, o in offers.items()}, "offer outcomes")
+            if offers_ok else offers_ok)
+    r.check("offers.csv: parent InChIKey of every readable offer", 2,
+            _mismatches({k: o["inchikey"] for k, o in ref_offers.items()},
+                        {k: o.get("inchikey") for k, o in offers.items()}, "offer InChIKeys")
+            if offers_ok else offers_ok)
+
+    r.check("library.csv: one row per unique parent, with the kept offer as compound_id", 3,
+            _mismatches({k: (v["compound_id"], v["supplier"]) for k, v in ref_lib.items()},
+                        {k: (v.get("compound_id"), v.get("supplier")) for k, v in lib.items()},
+                        "parents"))
+    r.check("library.csv: canonical SMILES of the standardised parent (canonical tautomer)", 2,
+            _mismatches({k: v["smiles"] for k, v in ref_lib.items()},
+                        {k: v.get("smiles") for k, v in lib.items()}, "SMILES"))
+    r.check("library.csv: mw, clogp, tpsa within 0.001", 3,
+            _descriptor_check(ref_lib, lib, ["mw", "clogp", "tpsa"], 1e-3))
+    r.check("library.csv: hbd, hba, rotb exact", 2,
+            _descriptor_check(ref_lib, lib, ["hbd", "hba", "rotb"], None))
+    r.check("library.csv: Lipinski violation counts and Veber flags", 2,
+            _descriptor_check(ref_lib, lib, ["lipinski_violations", "veber_pass"], None))
+    r.check("library.csv: PAINS-flagged parents", 2,
+            _mismatches({k: v["pains"] for k, v in ref_lib.items() if v["pains"]},
+                        {k: _int(v.get("pains")) for k, v in lib.items() if _int(v.get("pains"))},
+                        "PAINS flags"))
+    r.check("library.csv: status of every parent (element, lipinski, veber, pains, pass)", 3,
+            _mismatches({k: v["status"] for k, v in ref_lib.items()},
+                        {k: v.get("status") for k, v in lib.items()}, "statuses"))
+
+    def partition(rows: dict) -> set:
+        groups: dict = {}
+        for k, v in rows.items():
+            c = _int(v.get("cluster"))
+            if c is not None:
+                groups.setdefault(c, set()).add(k)
+        return {frozenset(g) for g in groups.values()}
+
+    exp_part, got_part = partition(ref_lib), partition(lib)
+    r.check("library.csv: Butina cluster memberships", 4,
+            Outcome(exp_part == got_part,
+                    f"{len(exp_part & got_part)} of {len(exp_part)} clusters identical; {len(got_part)} clusters seen",
+                    expected=len(exp_part), seen=len(got_part)))
+    r.check("library.csv: cluster numbering and centroids", 2,
+            _mismatches({k: (v["cluster"], v["centroid"]) for k, v in ref_lib.items() if v["cluster"] != ""},
+                        {k: (_int(v.get("cluster")), _int(v.get("centroid"))) for k, v in lib.items()
+                         if _int(v.get("cluster")) is not None},
+                        "cluster assignments"))
+
+    records, err = _read_picks(ctx.out("picks.sdf"))
+    exp_picks = [(p["inchikey"], p["compound_id"], p["cluster"], p["cluster_size"]) for p in ref["picks"]]
+    if records is None:
+        picks_outcome = Outcome(False, err, expected=f"{len(exp_picks)} records")
+    else:
+        got_picks = [(key, str(props.get("compound_id", "")), _int(props.get("cluster")),
+                      _int(props.get("cluster_size"))) for key, props in records]
+        same = got_picks == exp_picks
+        first_bad = next((i for i, (a, b) in enumerate(zip(exp_picks, got_picks)) if a != b), None)
+        picks_outcome = Outcome(
+            same,
+            "all picks match" if same else f"{len(got_picks)} records (expected {len(exp_picks)}); first difference at record {first_bad}",
+            expected=exp_picks[first_bad] if first_bad is not None else len(exp_picks),
+            seen=got_picks[first_bad] if first_bad is not None else len(got_picks),
+        )
+    r.check("picks.sdf: centroid structures, IDs, cluster numbers and sizes in cluster order", 3, picks_outcome)
+
+    r.check("summary.json: every count matches the reference", 2,
+            _mismatches(ref["summary"], {k: get(summary, k) for k in SUMMARY_KEYS if summary_ok}, "counts")
+            if summary_ok else summary_ok)
+
+    # The deliverables must tell one story: counts in summary.json agree with the agent's own tables.
+    own = {}
+    if offers_ok:
+        for outcome, key in (("unparseable", "unparseable"), ("low_purity", "low_purity"), ("duplicate", "duplicates")):
+            own[key] = sum(o.get("outcome") == outcome for o in offers.values())
+        own["records_read"] = len(offer_rows)
+    own["unique_parents"] = len(lib_rows or [])
+    own["passed"] = sum(v.get("status") == "pass" for v in lib.values())
+    own["clusters"] = len(got_part)
+    r.check("summary.json agrees with the agent's own offers.csv and library.csv", 1,
+            _mismatches(own, {k: get(summary, k) for k in own}, "counts") if summary_ok else summary_ok)
+    return r
