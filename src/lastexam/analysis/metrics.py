@@ -180,3 +180,23 @@ def costs(rows: Sequence[TrialRow]) -> dict[str, Any]:
         "wall_s_total": round(sum(durations), 3),
         "wall_s_per_trial": round(float(np.median(durations)), 3) if durations else None,
     }
+
+
+def software_usage(rows: Sequence[TrialRow]) -> dict[str, Any]:
+    """Per agent x model: the share of trials that used the task's declared software, the mean
+    share of ad hoc script execs, and FPR for trials that did versus did not use it."""
+    out: dict[str, Any] = {}
+    for cell, group in sorted(group_by(rows, lambda r: r.cell).items()):
+        known = [r for r in group if r.used_software is not None]
+        used = [r for r in known if r.used_software]
+        unused = [r for r in known if not r.used_software]
+        shares = [r.script_share for r in group if r.script_share is not None]
+        out[cell] = {
+            "trials": len(group),
+            "known": len(known),
+            "used_share": round(len(used) / len(known), 4) if known else None,
+            "fpr_used": round(sum(r.full_pass for r in used) / len(used), 4) if used else None,
+            "fpr_not_used": round(sum(r.full_pass for r in unused) / len(unused), 4) if unused else None,
+            "script_share": round(float(np.mean(shares)), 4) if shares else None,
+        }
+    return out

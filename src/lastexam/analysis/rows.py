@@ -33,6 +33,8 @@ class TrialRow:
     checks_total: int = 0
     checks_passed: int = 0
     missing_outputs: int = 0
+    used_software: bool | None = None  # every declared software seen in the exec log
+    script_share: float | None = None  # share of execs that were ad hoc interpreter runs
     run: str = ""  # the run directory the row came from, when several are combined
 
     @property
@@ -53,7 +55,9 @@ SELECT t.trial_id, t.task_id, t.agent, t.model, t.attempt, t.tier, t.cluster, t.
        COALESCE(json_extract(t.record_json, '$.gateway.model_calls'), 0),
        COALESCE(json_extract(t.record_json, '$.timings.agent'), 0),
        COALESCE(c.gates_failed, 0), COALESCE(c.total, 0), COALESCE(c.passed, 0),
-       COALESCE(json_array_length(t.record_json, '$.missing_outputs'), 0)
+       COALESCE(json_array_length(t.record_json, '$.missing_outputs'), 0),
+       json_extract(t.record_json, '$.usage.used_declared'),
+       json_extract(t.record_json, '$.usage.script_share')
 FROM trials t
 LEFT JOIN (
     SELECT g.trial_id,
@@ -76,7 +80,8 @@ def load_rows(store: Store, run: str = "") -> list[TrialRow]:
             ended_by=r[11] or "exit", cost_usd=r[12], input_tokens=r[13], output_tokens=r[14],
             cache_read_tokens=r[15], cache_write_tokens=r[16], model_calls=r[17],
             duration_s=float(r[18]), gates_failed=int(r[19]), checks_total=int(r[20]),
-            checks_passed=int(r[21]), missing_outputs=int(r[22]), run=run,
+            checks_passed=int(r[21]), missing_outputs=int(r[22]),
+            used_software=None if r[23] is None else bool(r[23]), script_share=r[24], run=run,
         )
         for r in store.conn.execute(ROWS_SQL)
     ]

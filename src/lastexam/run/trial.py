@@ -33,6 +33,8 @@ from lastexam.sandbox.base import (
 from lastexam.store.db import Store, now_iso
 from lastexam.store.models import GradeRecord, TrialKey, TrialRecord
 from lastexam.task.load import Task
+from lastexam.usage.execlog import EXEC_DIR_IN_SANDBOX, HOOK_DIR_IN_SANDBOX, trace_argv
+from lastexam.usage.record import record_usage
 
 AGENT_HOME = "/home/agent"
 
@@ -75,6 +77,7 @@ class TrialRunner:
 
         ended_by, exit_code, error, outputs = "not_started", None, None, {}
         missing: list[str] = []
+        usage: dict = {}
         infra_failed = False
         grade_record: GradeRecord | None = None
         agent_version = ""
@@ -102,6 +105,7 @@ class TrialRunner:
             )
             after = inputs_state(task.inputs_dir, ws.inputs)
             missing = [o for o in task.spec.outputs if not (ws.snapshot / o).is_file()]
+            usage = record_usage(ws.exec_log, ws.logs / "exec.jsonl", task.spec.software)
             lap("collect")
             grade_record = grade(
                 self.provider,
@@ -141,6 +145,7 @@ class TrialRunner:
             timings=timings,
             outputs=outputs,
             missing_outputs=missing,
+            usage=usage,
             repro={
                 **self.repro,
                 "task_hash": task.content_hash,
@@ -212,11 +217,18 @@ class TrialRunner:
             "LANG": "C.UTF-8",
             "LASTEXAM_TASK_DIR": "/task",
             **launch.env,
+            # The usage hook records the Python packages each Python process imports.
+            "PYTHONPATH": ":".join(
+                p for p in (HOOK_DIR_IN_SANDBOX, launch.env.get("PYTHONPATH", "")) if p
+            ),
+            "LASTEXAM_EXEC_DIR": EXEC_DIR_IN_SANDBOX,
         }
         return SandboxRequest(
             name=f"{self.run_id}.{plan.key.trial_id}",
-            argv=launch.argv,
+            argv=trace_argv(launch.argv),
             mounts=[
+                Mount(ws.exec_log, EXEC_DIR_IN_SANDBOX, writable=True),
+                Mount(self.area.usage_hook, HOOK_DIR_IN_SANDBOX),
                 Mount(ws.instruction, "/task/instruction.md"),
                 Mount(ws.inputs, "/task/inputs", writable=True),
                 Mount(ws.output, "/task/output", writable=True),
@@ -235,7 +247,7 @@ class TrialRunner:
             ),
             stdout=ws.logs / "agent.stdout.log",
             stderr=ws.logs / "agent.stderr.log",
-            watch=[ws.output, ws.home, ws.inputs, ws.logs],
+            watch=[ws.output, ws.home, ws.inputs, ws.logs, ws.exec_log],
         )
 
     def _fingerprint(self, env: Environment) -> dict[str, str]:

@@ -65,6 +65,10 @@ class TrialWorkspace:
         return self.root / "snapshot"
 
     @property
+    def exec_log(self) -> Path:
+        return self.root / "exec"
+
+    @property
     def grade(self) -> Path:
         return self.root / "grade"
 
@@ -79,11 +83,11 @@ class TrialWorkspace:
             shutil.copytree(task.inputs_dir, self.inputs, symlinks=False)
         else:
             self.inputs.mkdir()
-        for d in (self.output, self.home):
+        for d in (self.output, self.home, self.exec_log):
             d.mkdir()
         for d in (self.logs, self.grade):
             d.mkdir(mode=0o700)
-        for d in (self.inputs, self.output, self.home):
+        for d in (self.inputs, self.output, self.home, self.exec_log):
             _chown_tree(d, uid)
 
     def own_home(self, uid: int | None) -> None:
@@ -110,6 +114,10 @@ class RunWorkArea:
     def lib(self) -> Path:
         return self.root / "lib"
 
+    @property
+    def usage_hook(self) -> Path:
+        return self.lib / "usage-hook"
+
     def prepare(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o711)
@@ -127,6 +135,8 @@ class RunWorkArea:
                 ignore=shutil.ignore_patterns("__pycache__"),
             )
             os.replace(tmp, pkg)
+        self.usage_hook.mkdir(exist_ok=True)
+        shutil.copyfile(package_dir() / "usage" / "sitecustomize.py", self.usage_hook / "sitecustomize.py")
         _make_world_readable(self.lib)
 
     def task_copy(self, task: Task) -> Path:

@@ -85,6 +85,8 @@ class TrialRecord(BaseModel):
     timings: dict[str, float] = {}
     outputs: dict[str, Any] = {}  # snapshot manifest: files, bytes, dropped entries
     missing_outputs: list[str] = []  # required outputs (task.toml) absent from the snapshot
+    # exec log summary: programs run, script execs, Python imports, declared software used
+    usage: dict[str, Any] = {}
     repro: dict[str, Any] = {}  # what the result depends on (hashes, versions, host)
     gateway: SessionSummary | None = None  # model calls, tokens, cost, budget (model agents)
     grade: GradeRecord | None = None
