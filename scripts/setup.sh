@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for pkg in bubblewrap python3 python3-venv util-linux socat git ca-certificates; do
+for pkg in bubblewrap python3 python3-venv util-linux socat strace git ca-certificates; do
     dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null | grep -qx installed || need+=("$pkg")
 done
 if ((${#need[@]})); then
