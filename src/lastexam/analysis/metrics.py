@@ -200,3 +200,37 @@ def software_usage(rows: Sequence[TrialRow]) -> dict[str, Any]:
             "script_share": round(float(np.mean(shares)), 4) if shares else None,
         }
     return out
+
+
+def harness_model_spread(rows: Sequence[TrialRow]) -> dict[str, Any]:
+    """For runs crossing agents and models on the same tasks: the spread of FPR across models
+    with the harness fixed, and across harnesses with the model fixed (max - min, and the
+    values), on the tasks every compared cell ran."""
+    cells = group_by(rows, lambda r: f"{r.agent}\x00{r.model}")
+    tasks_per_cell = {k: {r.task_id for r in v} for k, v in cells.items()}
+
+    def spread(fixed_index: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        groups: dict[str, list[str]] = defaultdict(list)
+        for key in cells:
+            groups[key.split("\x00")[fixed_index]].append(key)
+        for fixed, keys in sorted(groups.items()):
+            if len(keys) < 2:
+                continue
+            shared = set.intersection(*(tasks_per_cell[k] for k in keys))
+            if not shared:
+                continue
+            values = {}
+            for k in sorted(keys):
+                subset = [r for r in cells[k] if r.task_id in shared]
+                values[k.split("\x00")[1 - fixed_index] or "-"] = round(
+                    sum(r.full_pass for r in subset) / len(subset), 4
+                )
+            out[fixed or "-"] = {
+                "tasks": len(shared),
+                "fpr": values,
+                "spread": round(max(values.values()) - min(values.values()), 4),
+            }
+        return out
+
+    return {"across_models_by_harness": spread(0), "across_harnesses_by_model": spread(1)}

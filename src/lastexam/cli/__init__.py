@@ -7,7 +7,15 @@ import sys
 
 import typer
 
-from lastexam.cli import agents_cmd, env_cmd, run_cmd, show_cmd, tasks_cmd, validate_cmd
+from lastexam.cli import (
+    agents_cmd,
+    compare_cmd,
+    env_cmd,
+    run_cmd,
+    show_cmd,
+    tasks_cmd,
+    validate_cmd,
+)
 from lastexam.errors import LastexamError
 
 app = typer.Typer(
@@ -19,6 +27,7 @@ app = typer.Typer(
 app.command("run")(run_cmd.run)
 app.command("validate")(validate_cmd.validate)
 app.command("show")(show_cmd.show)
+app.command("compare")(compare_cmd.compare)
 app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(env_cmd.app, name="env")
 app.add_typer(agents_cmd.app, name="agents")

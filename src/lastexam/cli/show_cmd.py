@@ -7,45 +7,40 @@ from typing import Annotated
 
 import typer
 
+MAX_TRIAL_LINES = 200
+
 
 def show(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
-    """The trials of a run and its summary."""
-    from rich.table import Table
-
+    """The trials of a run and its metrics: FPR and MS with 95% CIs by agent, tier and cluster,
+    pass@k, cost, statuses, failure categories and use of the declared software."""
+    from lastexam.analysis.load import rows_of
+    from lastexam.analysis.overview import overview
     from lastexam.analysis.summary import summarize
-    from lastexam.cli.output import out, pct, print_json, results_table
-    from lastexam.cli.run_cmd import _trial_json
-    from lastexam.store.db import Store
+    from lastexam.cli.output import out, print_json
+    from lastexam.cli.tables import render_overview, trials_table
 
-    store = Store(run_dir)
-    try:
-        trials = list(store.trials())
-        run = store.run()
-    finally:
-        store.close()
-    summary = summarize(trials)
+    rows = rows_of(run_dirs)
+    metrics = overview(rows)
     if json_out:
         print_json(
             {
-                "run_dir": str(run_dir),
-                "run_id": run[0] if run else None,
-                "trials": [_trial_json(t) for t in trials],
-                "summary": summary,
+                "run_dirs": [str(d) for d in run_dirs],
+                "trials": [
+                    {"trial_id": r.trial_id, "run": r.run, "task": r.task_id, "agent": r.agent,
+                     "model": r.model, "attempt": r.attempt, "status": r.status, "score": r.score,
+                     "full_pass": r.full_pass}
+                    for r in rows
+                ],
+                "summary": summarize(rows),
+                "metrics": metrics,
             }
         )
         return
-    table = Table(title=f"trials of {run[0] if run else run_dir}", title_justify="left")
-    for col in ("task", "agent", "model", "#", "status", "score", "checks passed", "time"):
-        table.add_column(col)
-    for t in trials:
-        checks = t.grade.checks if t.grade else []
-        table.add_row(
-            t.key.task_id, t.key.agent, t.key.model or "-", str(t.key.attempt), t.status,
-            pct(t.score), f"{sum(c.passed for c in checks)}/{len(checks)}",
-            f"{t.timings.get('agent', 0):.1f}s",
-        )
-    out.print(table)
-    out.print(results_table(summary, "summary"))
+    if len(rows) <= MAX_TRIAL_LINES:
+        out.print(trials_table(rows))
+    else:
+        out.print(f"{len(rows)} trials (per-trial lines omitted: use --json or `lastexam report`)")
+    render_overview(out, metrics)
