@@ -1,0 +1,42 @@
+"""lastexam report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories to report on together.")],
+    html_out: Annotated[Path | None, typer.Option("--html", help="Write the HTML report here.")] = None,
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="Write the leaderboard as CSV here.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write every metric as JSON here.")] = None,
+) -> None:
+    """A self-contained HTML report (leaderboard with CIs, cluster heatmap, cost vs score,
+    failures, software use, per-task results with each trial's rubric) and exports."""
+    from lastexam.analysis.load import rows_of
+    from lastexam.analysis.overview import overview
+    from lastexam.cli.output import err
+    from lastexam.errors import LastexamError
+
+    if not (html_out or csv_out or json_out):
+        raise LastexamError("say what to write: --html FILE, --csv FILE and/or --json FILE")
+    rows = rows_of(run_dirs)
+    o = overview(rows)
+    if html_out:
+        from lastexam.report.html import render
+
+        html_out.write_text(render(run_dirs, rows, o, html_out.resolve()), encoding="utf-8")
+        err.print(f"HTML report: {html_out}")
+    if csv_out:
+        from lastexam.report.export import leaderboard_csv
+
+        csv_out.write_text(leaderboard_csv(o))
+        err.print(f"CSV leaderboard: {csv_out}")
+    if json_out:
+        from lastexam.report.export import overview_json
+
+        json_out.write_text(overview_json(o))
+        err.print(f"JSON metrics: {json_out}")

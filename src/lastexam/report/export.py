@@ -1,0 +1,34 @@
+"""Leaderboard exports: CSV (one row per agent x model) and JSON (the whole overview)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+
+def leaderboard_csv(o: dict[str, Any]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow([
+        "agent", "model", "tasks", "trials", "fpr", "fpr_low", "fpr_high", "ms", "ms_low", "ms_high",
+        "fpr_near_term", "fpr_full_spectrum", "fpr_last_exam", "cost_usd_total",
+        "trials_with_unknown_cost", "input_tokens", "output_tokens", "wall_s_per_trial",
+    ])
+    for e in o["leaderboard"]:
+        tiers = e["by_tier"]
+        c = e["costs"]
+        w.writerow([
+            e["agent"], e["model"], e["tasks"], e["trials"],
+            e["fpr"]["value"], e["fpr"]["low"], e["fpr"]["high"],
+            e["ms"]["value"], e["ms"]["low"], e["ms"]["high"],
+            *[tiers[t]["fpr"]["value"] if t in tiers else "" for t in ("near-term", "full-spectrum", "last-exam")],
+            "" if c["cost_usd_total"] is None else c["cost_usd_total"], c["trials_with_unknown_cost"],
+            c["tokens"]["input_tokens"], c["tokens"]["output_tokens"], c["wall_s_per_trial"],
+        ])
+    return buf.getvalue()
+
+
+def overview_json(o: dict[str, Any]) -> str:
+    return json.dumps(o, indent=2, default=str) + "\n"
