@@ -16,6 +16,7 @@ from lastexam.cli import (
     show_cmd,
     tasks_cmd,
     validate_cmd,
+    view_cmd,
 )
 from lastexam.errors import LastexamError
 
@@ -30,6 +31,7 @@ app.command("validate")(validate_cmd.validate)
 app.command("show")(show_cmd.show)
 app.command("compare")(compare_cmd.compare)
 app.command("report")(report_cmd.report)
+app.command("view")(view_cmd.view)
 app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(env_cmd.app, name="env")
 app.add_typer(agents_cmd.app, name="agents")

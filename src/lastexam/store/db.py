@@ -184,29 +184,34 @@ class Store:
             ],
         )
 
-    def trials(self, *, with_checks: bool = True) -> Iterator[TrialRecord]:
-        """Every trial with its newest grade (status and score as last graded)."""
+    def trials(self, *, with_checks: bool = True, trial_id: str | None = None) -> Iterator[TrialRecord]:
+        """Every trial (or the one named) with its newest grade (status and score as last graded)."""
+        where, args = ("WHERE trial_id = ?", (trial_id,)) if trial_id else ("", ())
         rows = self.conn.execute(
-            "SELECT record_json, status, score, full_pass FROM trials ORDER BY rowid"
+            f"SELECT record_json, status, score, full_pass FROM trials {where} ORDER BY rowid", args
         ).fetchall()
-        grades = self._newest_grades(with_checks)
+        grades = self._newest_grades(with_checks, trial_id)
         for record_json, status, score, full_pass in rows:
             record = TrialRecord.model_validate_json(record_json)
             record.status, record.score, record.full_pass = status, score, bool(full_pass)
             record.grade = grades.get(record.trial_id)
             yield record
 
-    def _newest_grades(self, with_checks: bool) -> dict[str, GradeRecord]:
+    def _newest_grades(self, with_checks: bool, trial_id: str | None = None) -> dict[str, GradeRecord]:
+        only = "AND g.trial_id = ?" if trial_id else ""
+        args = (trial_id,) if trial_id else ()
         rows = self.conn.execute(
             "SELECT g.grade_id, g.trial_id, g.grader_version, g.ok, g.score, g.full_pass, g.error,"
             " g.created_at, g.duration_s FROM grades g WHERE g.grade_id = "
-            "(SELECT MAX(grade_id) FROM grades WHERE trial_id = g.trial_id)"
+            f"(SELECT MAX(grade_id) FROM grades WHERE trial_id = g.trial_id) {only}", args
         ).fetchall()
         checks: dict[int, list[CheckResult]] = {}
-        if with_checks:
+        if with_checks and rows:
+            ids = [r[0] for r in rows]
+            in_clause = "" if not trial_id else f"WHERE grade_id IN ({','.join('?' * len(ids))})"
             for gid, name, weight, gate, passed, points, message, ev in self.conn.execute(
                 "SELECT grade_id, name, weight, gate, passed, points, message, evidence_json "
-                "FROM checks ORDER BY grade_id, idx"
+                f"FROM checks {in_clause} ORDER BY grade_id, idx", ids if trial_id else ()
             ):
                 checks.setdefault(gid, []).append(
                     CheckResult(

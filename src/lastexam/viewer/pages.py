@@ -1,0 +1,209 @@
+"""HTML pages of the viewer, rendered on the server from the run directories (no scripts)."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from lastexam.analysis.failures import attribute
+from lastexam.analysis.rows import TrialRow
+from lastexam.store.models import TrialRecord
+
+TEXT_PREVIEW_BYTES = 200_000
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".svg": "image/svg+xml", ".webp": "image/webp"}
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0;font-size:13px}
+th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f4f4f4}.pass{background:#e3f5e1}.fail{background:#fbe4e4}
+pre{background:#f7f7f7;padding:.6em;overflow-x:auto;white-space:pre-wrap;max-height:30em;overflow-y:auto}
+.step{border:1px solid #ddd;border-radius:4px;padding:.4em .7em;margin:.5em 0}
+.agent{border-left:4px solid #4a7}.user{border-left:4px solid #47a}.system{border-left:4px solid #999}
+.small{color:#666;font-size:12px}nav a{margin-right:1em}img{max-width:100%}
+"""
+
+
+def e(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def page(title: str, body: str) -> str:
+    return (f"<!doctype html><html><head><meta charset=utf-8><title>{e(title)}</title>"
+            f"<style>{CSS}</style></head><body><nav><a href='/'>runs</a></nav>{body}</body></html>")
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def runs_page(runs: dict[str, list[TrialRow]]) -> str:
+    rows = []
+    for name, trials in runs.items():
+        n = len(trials)
+        fpr = sum(t.full_pass for t in trials) / n if n else None
+        ms = sum(t.score or 0 for t in trials) / n if n else None
+        cells = ", ".join(sorted({t.cell for t in trials}))
+        rows.append([f"<a href='/run/{quote(name)}'>{e(name)}</a>", e(cells), str(n), pct(fpr), pct(ms)])
+    return page("lastexam runs", "<h1>Runs</h1>" + table(["run", "agents", "trials", "FPR", "MS"], rows))
+
+
+def run_page(name: str, trials: list[TrialRow]) -> str:
+    rows = []
+    for t in trials:
+        cls = "pass" if t.full_pass else "fail"
+        failure = attribute(t)
+        rows.append([
+            f"<a href='/run/{quote(name)}/trial/{quote(t.trial_id)}'>{e(t.task_id)}</a>",
+            e(t.cell), str(t.attempt), e(t.status), f"<span class={cls}>{pct(t.score)}</span>",
+            f"{t.checks_passed}/{t.checks_total}", e(failure[0] if failure else ""), f"{t.duration_s:.1f} s",
+        ])
+    return page(f"run {name}", f"<h1>Run {e(name)}</h1>" + table(
+        ["task", "agent / model", "#", "status", "score", "checks", "failure", "agent time"], rows))
+
+
+def _rubric(record: TrialRecord) -> str:
+    if record.grade is None:
+        return "<p>Not graded.</p>"
+    rows = []
+    for c in record.grade.checks:
+        cls = "pass" if c.passed else "fail"
+        rows.append([
+            f"<span class={cls}>{'pass' if c.passed else 'FAIL'}</span>", e(c.name),
+            "gate" if c.gate else f"{c.weight:g}", e(c.message),
+            f"<code>{e(json.dumps(c.evidence.get('expected')) if 'expected' in c.evidence else '')}</code>",
+            f"<code>{e(json.dumps(c.evidence.get('seen')) if 'seen' in c.evidence else '')}</code>",
+        ])
+    grade = record.grade
+    head = f"<p>grader version <code>{e(grade.grader_version[:16])}</code>, graded {e(grade.created_at)}"
+    head += f" in {grade.duration_s:.2f} s</p>"
+    if grade.error:
+        head += f"<pre>{e(grade.error)}</pre>"
+    return head + table(["", "check", "weight", "message", "expected", "seen"], rows)
+
+
+def _trajectory(folder: Path, base: str) -> str:
+    path = folder / "trajectory.json"
+    if not path.is_file():
+        return "<p>No trajectory (the calibration agents make no model calls).</p>"
+    try:
+        traj = json.loads(path.read_text())
+    except ValueError:
+        return "<p>trajectory.json is unreadable.</p>"
+    parts = []
+    fm = traj.get("final_metrics") or {}
+    parts.append(f"<p class=small>{e(traj.get('agent', {}).get('name'))} {e(traj.get('agent', {}).get('version'))}"
+                 f" &middot; model {e(traj.get('agent', {}).get('model_name'))} &middot; steps {e(fm.get('total_steps'))}"
+                 f" &middot; prompt tokens {e(fm.get('total_prompt_tokens'))} &middot; completion tokens"
+                 f" {e(fm.get('total_completion_tokens'))} &middot; cost {e(fm.get('total_cost_usd'))}</p>")
+    for step in traj.get("steps", []):
+        src = step.get("source", "agent")
+        body = f"<div class=small>step {e(step.get('step_id'))} &middot; {e(src)} {e(step.get('timestamp') or '')}</div>"
+        if step.get("reasoning_content"):
+            body += f"<details><summary>reasoning</summary><pre>{e(step['reasoning_content'])}</pre></details>"
+        if step.get("message"):
+            body += f"<pre>{e(step['message'][:20000])}</pre>"
+        for call in step.get("tool_calls") or []:
+            body += (f"<div><b>tool call</b> {e(call.get('function_name'))}"
+                     f"<pre>{e(json.dumps(call.get('arguments'), indent=1)[:20000])}</pre></div>")
+        for res in (step.get("observation") or {}).get("results", []):
+            content = res.get("content", "")
+            if isinstance(content, str) and content.startswith("data:image/"):
+                body += f"<img alt=screenshot src='{e(content)}'>"
+            else:
+                body += f"<div><b>observation</b><pre>{e(str(content)[:20000])}</pre></div>"
+        for shot in (step.get("extra") or {}).get("screenshots", []):
+            body += f"<img alt=screenshot src='{base}/file/{quote(shot)}'>"
+        parts.append(f"<div class='step {e(src)}'>{body}</div>")
+    return "".join(parts)
+
+
+def _files(folder: Path, base: str) -> str:
+    out = folder / "output"
+    if not out.is_dir():
+        return "<p>No output.</p>"
+    rows = []
+    for p in sorted(out.rglob("*")):
+        if p.is_file() and not p.is_symlink():
+            rel = p.relative_to(folder).as_posix()
+            rows.append([f"<a href='{base}/file/{quote(rel)}'>{e(p.relative_to(out).as_posix())}</a>",
+                         f"{p.stat().st_size:,}"])
+    return table(["file", "bytes"], rows) if rows else "<p>No output files.</p>"
+
+
+def _exec_log(folder: Path) -> str:
+    path = folder / "agent" / "exec.jsonl"
+    if not path.is_file():
+        return "<p>No exec log.</p>"
+    rows = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for i, line in enumerate(f):
+            if i >= 500:
+                rows.append(["…", "", "", ""])
+                break
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            rows.append([f"{ev.get('time', 0):.3f}", e(ev.get("path")),
+                         f"<code>{e(' '.join(ev.get('argv') or [])[:300])}</code>", e(ev.get("exit"))])
+    return table(["time", "program", "arguments", "exit"], rows)
+
+
+def _tail(path: Path, limit: int = 20_000) -> str:
+    if not path.is_file():
+        return ""
+    data = path.read_bytes()[-limit:]
+    return f"<details><summary>{e(path.name)} ({path.stat().st_size:,} bytes)</summary><pre>{e(data.decode(errors='replace'))}</pre></details>"
+
+
+def trial_page(run: str, record: TrialRecord, folder: Path) -> str:
+    base = f"/run/{quote(run)}/trial/{quote(record.trial_id)}"
+    cls = "pass" if record.full_pass else "fail"
+    timings = ", ".join(f"{k} {v:.2f} s" for k, v in record.timings.items())
+    usage = record.usage or {}
+    gateway = record.gateway.model_dump() if record.gateway else None
+    summary = table(["", ""], [
+        ["task", e(record.key.task_id)], ["agent / model", e(f"{record.key.agent} / {record.key.model or '-'}")],
+        ["attempt", str(record.key.attempt)], ["status", e(record.status)],
+        ["score", f"<span class={cls}>{pct(record.score)}</span>"], ["ended by", e(record.ended_by)],
+        ["timings", e(timings)], ["missing outputs", e(", ".join(record.missing_outputs) or "-")],
+        ["declared software used", e(json.dumps(usage.get("declared_software", {})))],
+        ["model usage", f"<code>{e(json.dumps(gateway)) if gateway else '-'}</code>"],
+    ])
+    error = f"<h2>Error</h2><pre>{e(record.error)}</pre>" if record.error else ""
+    return page(f"trial {record.trial_id}", "".join([
+        f"<p><a href='/run/{quote(run)}'>&larr; run {e(run)}</a></p><h1>{e(record.trial_id)}</h1>",
+        summary, error,
+        "<h2>Rubric</h2>", _rubric(record),
+        "<h2>Trajectory</h2>", _trajectory(folder, base),
+        "<h2>Output files</h2>", _files(folder, base),
+        "<h2>Exec log</h2>", _exec_log(folder),
+        "<h2>Logs</h2>",
+        _tail(folder / "agent" / "agent.stdout.log"), _tail(folder / "agent" / "agent.stderr.log"),
+        _tail(folder / "grader" / "grader.stdout.log"), _tail(folder / "grader" / "grader.stderr.log"),
+        f"<h2>Reproducibility</h2><pre>{e(json.dumps(record.repro, indent=1))}</pre>",
+    ]))
+
+
+def file_page(path: Path, rel: str) -> tuple[str, bytes]:
+    """(content type, body): images as themselves, text in a page, other bytes as download."""
+    suffix = path.suffix.lower()
+    if suffix in IMAGE_TYPES:
+        return IMAGE_TYPES[suffix], path.read_bytes()
+    data = path.read_bytes()[:TEXT_PREVIEW_BYTES]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "application/octet-stream", path.read_bytes()
+    more = "" if path.stat().st_size <= TEXT_PREVIEW_BYTES else "<p class=small>(first 200 kB shown)</p>"
+    return "text/html; charset=utf-8", page(rel, f"<h1>{e(rel)}</h1>{more}<pre>{e(text)}</pre>").encode()
