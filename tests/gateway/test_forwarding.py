@@ -8,6 +8,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -23,7 +24,7 @@ USAGE = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=3000, cach
 
 class FakeProvider(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    seen: list[dict] = []
+    seen: ClassVar[list[dict]] = []
     fail_with: int | None = None
 
     def log_message(self, *args) -> None:
@@ -105,7 +106,7 @@ def test_chat_stream_gets_usage_requested(gateway: Gateway, client: Client, prov
                                           tmp_path: Path) -> None:
     session = gateway.open_session("t", "openai:gpt-5", Budget(), tmp_path / "log.jsonl")
     body = {"model": "x", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    status, out, _ = client.post("/v1/chat/completions", body,
+    status, _, _ = client.post("/v1/chat/completions", body,
                                  {"authorization": f"Bearer {session.token}"})
     assert status == 200
     sent = provider.seen[-1]

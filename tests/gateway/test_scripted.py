@@ -127,7 +127,7 @@ def test_script_drives_each_wire(gateway: Gateway, client: Client, tmp_path: Pat
     status, first, ctype = client.post(path, body, headers)
     assert status == 200, first
     assert ("text/event-stream" in ctype) == stream
-    text, calls = answer(wire, stream, first)
+    _, calls = answer(wire, stream, first)
     name, arg = SHELL_NAME[wire]
     assert calls == [(name, {arg: "echo hi > /task/output/x.txt"})]
 

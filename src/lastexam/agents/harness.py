@@ -4,7 +4,7 @@ from, headless defaults and the readiness checks.
 Inside the sandbox:
     /opt/lastexam/         this package's sandbox_files/ (bridge.sh, the reference agent)
     /opt/agent/            the harness's npm toolchain (read-only)
-    /run/lastexam/         the gateway's socket
+    /run/lastexam/gateway/ the gateway's unix socket
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from lastexam.gateway.session import Session
 from lastexam.sandbox.base import Mount
 from lastexam.trajectory import build_trajectory, read_calls, write_trajectory
 
-SANDBOX_SOCKET_DIR = "/run/lastexam"
+SANDBOX_SOCKET_DIR = "/run/lastexam/gateway"
 GATEWAY_LOG = "gateway.jsonl"
 TRAJECTORY = "trajectory.json"
 
