@@ -4,8 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+packages=(bubblewrap python3 python3-venv util-linux socat strace git ca-certificates)
+# The tests drive the viewer in Debian's Chromium (Playwright never downloads a browser here).
+[[ "${1:-}" == "--test" ]] && packages+=(chromium fonts-dejavu-core)
 need=()
-for pkg in bubblewrap python3 python3-venv util-linux socat strace git ca-certificates; do
+for pkg in "${packages[@]}"; do
     dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null | grep -qx installed || need+=("$pkg")
 done
 if ((${#need[@]})); then

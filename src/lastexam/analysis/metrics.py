@@ -215,8 +215,9 @@ def harness_model_spread(rows: Sequence[TrialRow]) -> dict[str, Any]:
         for key in cells:
             groups[key.split("\x00")[fixed_index]].append(key)
         for fixed, keys in sorted(groups.items()):
-            if len(keys) < 2:
-                continue
+            varied = {k.split("\x00")[1 - fixed_index] for k in keys}
+            if len(keys) < 2 or not fixed or "" in varied:
+                continue  # calibration agents have no model: nothing to compare across
             shared = set.intersection(*(tasks_per_cell[k] for k in keys))
             if not shared:
                 continue

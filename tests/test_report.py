@@ -1,0 +1,95 @@
+"""The HTML report generated from real runs, parsed; exports; compare of oracle and nop."""
+
+from __future__ import annotations
+
+import csv
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from conftest import COLUMN_TOTAL, run_cli, run_json
+
+pytestmark = pytest.mark.usefixtures("base_env_ready")
+
+
+class Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.headings: list[str] = []
+        self.tables = 0
+        self.svgs = 0
+        self.external: list[str] = []
+        self.details: list[str] = []
+        self._in_h2 = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self._in_h2 = tag == "h2"
+        self.tables += tag == "table"
+        self.svgs += tag == "svg"
+        if tag == "details":
+            self.details.append(a.get("id") or "")
+        for key in ("src", "href"):
+            value = a.get(key) or ""
+            if value.startswith(("http:", "https:", "//")) or (tag in ("script", "link") and value):
+                self.external.append(value)
+
+    def handle_data(self, data: str) -> None:
+        if self._in_h2:
+            self.headings.append(data.strip())
+            self._in_h2 = False
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("runs")
+    oracle, nop = base / "oracle", base / "nop"
+    run_json("run", COLUMN_TOTAL, "--agent", "oracle", "--attempts", "3", "--out", oracle)
+    run_json("run", COLUMN_TOTAL, "--agent", "nop", "--attempts", "3", "--out", nop)
+    return oracle, nop
+
+
+def test_html_report_is_self_contained_and_complete(runs, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    run_cli("report", *runs, "--html", out)
+    text = out.read_text()
+    page = Page()
+    page.feed(text)
+    for section in ("Leaderboard", "By tier and cluster", "Cost versus score", "Failures",
+                    "Use of the professional software", "Tasks", "Trials"):
+        assert section in page.headings
+    assert page.external == []
+    assert page.svgs >= 2  # heatmap and failure bars
+    assert len(page.details) == 6 and all(d.startswith("t-") for d in page.details)
+    assert "inputs untampered" in text and "no_deliverable" in text
+    assert "100.0%" in text and "0.0%" in text
+
+
+def test_exports(runs, tmp_path: Path) -> None:
+    run_cli("report", *runs, "--csv", tmp_path / "b.csv", "--json", tmp_path / "m.json")
+    board = list(csv.DictReader((tmp_path / "b.csv").open()))
+    assert {r["agent"]: float(r["fpr"]) for r in board} == {"oracle": 1.0, "nop": 0.0}
+    metrics = json.loads((tmp_path / "m.json").read_text())
+    assert metrics["overall"]["trials"] == 6
+    assert metrics["failures"]["by_category"]["no_deliverable"] == 3
+    no_args = run_cli("report", *runs, check=False)
+    assert no_args.returncode == 2 and "--html" in no_args.stderr
+
+
+def test_show_metrics_json(runs) -> None:
+    shown = run_json("show", *runs)
+    board = {e["cell"]: e for e in shown["metrics"]["leaderboard"]}
+    assert board["oracle"]["pass_at_k"] == {"1": 1.0, "2": 1.0, "3": 1.0}
+    assert board["nop"]["fpr"]["value"] == 0.0
+    assert shown["metrics"]["software_usage"]["oracle"]["used_share"] == 1.0
+
+
+def test_compare_oracle_and_nop(runs) -> None:
+    cmp = run_json("compare", *runs)["a_minus_b"]
+    assert cmp["shared_tasks"] == 1
+    assert cmp["fpr_diff"]["value"] == 1.0
+    assert cmp["mcnemar"] == {"pairs": 3, "a_only": 3, "b_only": 0, "p_value": 0.25}
+    human = run_cli("compare", *runs).stdout
+    assert "McNemar" in human
