@@ -56,30 +56,33 @@ def attribute(row: TrialRow) -> tuple[str, str] | None:
     return "approach", detail
 
 
-def breakdown(rows: Sequence[TrialRow], key: Callable[[TrialRow], str]) -> dict[str, dict[str, int]]:
+def breakdown(
+    rows: Sequence[TrialRow], key: Callable[[TrialRow], str],
+    found: Sequence[tuple[str, str] | None] | None = None,
+) -> dict[str, dict[str, int]]:
     """Counts of each category per group (agent x model, tier, cluster)."""
+    found = found if found is not None else [attribute(r) for r in rows]
     table: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(CATEGORIES, 0))
-    for row in rows:
-        found = attribute(row)
-        if found:
-            table[key(row)][found[0]] += 1
+    for row, f in zip(rows, found, strict=True):
+        if f:
+            table[key(row)][f[0]] += 1
     return {k: dict(v) for k, v in sorted(table.items())}
 
 
 def failure_report(rows: Sequence[TrialRow]) -> dict[str, Any]:
-    failed = [(r, attribute(r)) for r in rows]
-    failed = [(r, f) for r, f in failed if f]
+    found = [attribute(r) for r in rows]
     totals = dict.fromkeys(CATEGORIES, 0)
-    for _, (cat, _) in failed:
-        totals[cat] += 1
+    for f in found:
+        if f:
+            totals[f[0]] += 1
     return {
-        "failed_trials": len(failed),
+        "failed_trials": sum(1 for f in found if f),
         "by_category": totals,
-        "by_cell": breakdown(rows, lambda r: r.cell),
-        "by_tier": breakdown(rows, lambda r: r.tier),
-        "by_cluster": breakdown(rows, lambda r: r.cluster),
+        "by_cell": breakdown(rows, lambda r: r.cell, found),
+        "by_tier": breakdown(rows, lambda r: r.tier, found),
+        "by_cluster": breakdown(rows, lambda r: r.cluster, found),
         "trials": [
-            {"trial_id": r.trial_id, "run": r.run, "category": cat, "evidence": ev}
-            for r, (cat, ev) in failed
+            {"trial_id": r.trial_id, "run": r.run, "category": f[0], "evidence": f[1]}
+            for r, f in zip(rows, found, strict=True) if f
         ],
     }

@@ -32,24 +32,7 @@ class Estimate:
         return {"value": self.value, "low": self.low, "high": self.high}
 
 
-def _per_task(rows: Sequence[TrialRow], value: Callable[[TrialRow], float]) -> tuple[np.ndarray, np.ndarray]:
-    """Sums and counts per task: the unit of resampling (attempts of a task stay together)."""
-    sums: dict[str, float] = defaultdict(float)
-    counts: dict[str, int] = defaultdict(int)
-    for r in rows:
-        sums[r.task_id] += value(r)
-        counts[r.task_id] += 1
-    keys = sorted(sums)
-    return np.array([sums[k] for k in keys]), np.array([counts[k] for k in keys], dtype=float)
-
-
-def clustered_mean(
-    rows: Sequence[TrialRow], value: Callable[[TrialRow], float], reps: int = BOOTSTRAP_REPS
-) -> Estimate:
-    """Mean over trials with a percentile bootstrap CI that resamples tasks."""
-    if not rows:
-        return Estimate(None, None, None)
-    sums, counts = _per_task(rows, value)
+def _bootstrap(sums: np.ndarray, counts: np.ndarray, reps: int) -> Estimate:
     point = float(sums.sum() / counts.sum())
     if len(sums) < 2:
         return Estimate(point, None, None)
@@ -61,13 +44,36 @@ def clustered_mean(
     return Estimate(point, float(low), float(high))
 
 
+def _per_task(rows: Sequence[TrialRow]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per task: attempts, full passes and score sums. The task is the unit of resampling
+    (attempts of a task stay together); ungraded trials score 0."""
+    acc: dict[str, list[float]] = {}
+    for r in rows:
+        a = acc.get(r.task_id)
+        if a is None:
+            a = acc[r.task_id] = [0, 0, 0.0]
+        a[0] += 1
+        a[1] += r.full_pass
+        a[2] += r.score or 0.0
+    arr = np.array(list(acc.values()), dtype=float).reshape(-1, 3)
+    return arr[:, 0], arr[:, 1], arr[:, 2]
+
+
 def fpr(rows: Sequence[TrialRow]) -> Estimate:
-    return clustered_mean(rows, lambda r: 1.0 if r.full_pass else 0.0)
+    return headline_estimates(rows)[0]
 
 
 def mean_score(rows: Sequence[TrialRow]) -> Estimate:
     # Ungraded trials (infra_error, grader_error) count as 0; their share is reported apart.
-    return clustered_mean(rows, lambda r: r.score or 0.0)
+    return headline_estimates(rows)[1]
+
+
+def headline_estimates(rows: Sequence[TrialRow], reps: int = BOOTSTRAP_REPS) -> tuple[Estimate, Estimate]:
+    """FPR and MS with their CIs, from one pass over the rows."""
+    if not rows:
+        return Estimate(None, None, None), Estimate(None, None, None)
+    counts, passes, scores = _per_task(rows)
+    return _bootstrap(passes, counts, reps), _bootstrap(scores, counts, reps)
 
 
 def group_by(rows: Iterable[TrialRow], key: Callable[[TrialRow], str]) -> dict[str, list[TrialRow]]:
@@ -78,11 +84,12 @@ def group_by(rows: Iterable[TrialRow], key: Callable[[TrialRow], str]) -> dict[s
 
 
 def headline(rows: Sequence[TrialRow]) -> dict[str, Any]:
+    f, ms = headline_estimates(rows)
     return {
         "trials": len(rows),
         "tasks": len({r.task_id for r in rows}),
-        "fpr": fpr(rows).as_dict(),
-        "ms": mean_score(rows).as_dict(),
+        "fpr": f.as_dict(),
+        "ms": ms.as_dict(),
     }
 
 
@@ -90,26 +97,28 @@ def _comb(n: int, k: int) -> int:
     return math.comb(n, k) if 0 <= k <= n else 0
 
 
-def pass_at_k(rows: Sequence[TrialRow], k: int) -> float | None:
+def task_counts(rows: Sequence[TrialRow]) -> list[tuple[int, int]]:
+    """(attempts, full passes) per task: what pass@k and pass^k are computed from."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in rows:
+        c = counts[r.task_id]
+        c[0] += 1
+        c[1] += r.full_pass
+    return [(n, c) for n, c in counts.values()]
+
+
+def pass_at_k(rows: Sequence[TrialRow] | list[tuple[int, int]], k: int) -> float | None:
     """Unbiased pass@k (at least one of k attempts fully passes), averaged over tasks with at
-    least k attempts."""
-    per_task = group_by(rows, lambda r: r.task_id)
-    values = []
-    for trials in per_task.values():
-        n, c = len(trials), sum(t.full_pass for t in trials)
-        if n >= k:
-            values.append(1.0 - _comb(n - c, k) / _comb(n, k))
+    least k attempts. Takes rows or their task_counts."""
+    counts = rows if rows and isinstance(rows[0], tuple) else task_counts(rows)  # type: ignore[arg-type]
+    values = [1.0 - _comb(n - c, k) / _comb(n, k) for n, c in counts if n >= k]
     return float(np.mean(values)) if values else None
 
 
-def pass_hat_k(rows: Sequence[TrialRow], k: int) -> float | None:
+def pass_hat_k(rows: Sequence[TrialRow] | list[tuple[int, int]], k: int) -> float | None:
     """pass^k: all of k attempts fully pass (reliability), averaged over tasks."""
-    per_task = group_by(rows, lambda r: r.task_id)
-    values = []
-    for trials in per_task.values():
-        n, c = len(trials), sum(t.full_pass for t in trials)
-        if n >= k:
-            values.append(_comb(c, k) / _comb(n, k))
+    counts = rows if rows and isinstance(rows[0], tuple) else task_counts(rows)  # type: ignore[arg-type]
+    values = [_comb(c, k) / _comb(n, k) for n, c in counts if n >= k]
     return float(np.mean(values)) if values else None
 
 

@@ -23,14 +23,15 @@ def leaderboard(rows: Sequence[TrialRow]) -> list[dict[str, Any]]:
     for cell, group in m.group_by(rows, lambda r: r.cell).items():
         tiers = m.group_by(group, lambda r: r.tier)
         attempts = max((r.attempt for r in group), default=1)
+        counts = m.task_counts(group)
         entries.append({
             "cell": cell,
             "agent": group[0].agent,
             "model": group[0].model,
             **m.headline(group),
             "by_tier": {t: m.headline(tiers[t]) for t in _ordered(tiers, TIERS)},
-            "pass_at_k": {k: m.pass_at_k(group, k) for k in range(1, attempts + 1)},
-            "pass_hat_k": {k: m.pass_hat_k(group, k) for k in range(1, attempts + 1)},
+            "pass_at_k": {k: m.pass_at_k(counts, k) for k in range(1, attempts + 1)},
+            "pass_hat_k": {k: m.pass_hat_k(counts, k) for k in range(1, attempts + 1)},
             "costs": m.costs(group),
             "statuses": m.status_shares(group),
         })

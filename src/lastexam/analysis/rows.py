@@ -45,43 +45,19 @@ class TrialRow:
 
 ROWS_SQL = """
 SELECT t.trial_id, t.task_id, t.agent, t.model, t.attempt, t.tier, t.cluster, t.subdomain,
-       t.status, t.score, t.full_pass,
-       json_extract(t.record_json, '$.ended_by'),
-       json_extract(t.record_json, '$.gateway.cost_usd'),
-       COALESCE(json_extract(t.record_json, '$.gateway.usage.input_tokens'), 0),
-       COALESCE(json_extract(t.record_json, '$.gateway.usage.output_tokens'), 0),
-       COALESCE(json_extract(t.record_json, '$.gateway.usage.cache_read_tokens'), 0),
-       COALESCE(json_extract(t.record_json, '$.gateway.usage.cache_write_tokens'), 0),
-       COALESCE(json_extract(t.record_json, '$.gateway.model_calls'), 0),
-       COALESCE(json_extract(t.record_json, '$.timings.agent'), 0),
-       COALESCE(c.gates_failed, 0), COALESCE(c.total, 0), COALESCE(c.passed, 0),
-       COALESCE(json_array_length(t.record_json, '$.missing_outputs'), 0),
-       json_extract(t.record_json, '$.usage.used_declared'),
-       json_extract(t.record_json, '$.usage.script_share')
-FROM trials t
-LEFT JOIN (
-    SELECT g.trial_id,
-           SUM(ch.gate AND NOT ch.passed) AS gates_failed,
-           SUM(NOT ch.gate) AS total,
-           SUM(NOT ch.gate AND ch.passed) AS passed
-    FROM grades g JOIN checks ch ON ch.grade_id = g.grade_id
-    WHERE g.grade_id = (SELECT MAX(grade_id) FROM grades WHERE trial_id = g.trial_id)
-    GROUP BY g.trial_id
-) c ON c.trial_id = t.trial_id
+       t.status, t.score, t.full_pass, t.ended_by, t.cost_usd, t.input_tokens, t.output_tokens,
+       t.cache_read_tokens, t.cache_write_tokens, t.model_calls, t.agent_s,
+       COALESCE(g.gates_failed, 0), COALESCE(g.checks_total, 0), COALESCE(g.checks_passed, 0),
+       t.missing_outputs, t.used_software, t.script_share
+FROM trials t LEFT JOIN grades g ON g.grade_id = t.grade_id
 ORDER BY t.rowid
 """
 
 
 def load_rows(store: Store, run: str = "") -> list[TrialRow]:
-    return [
-        TrialRow(
-            trial_id=r[0], task_id=r[1], agent=r[2], model=r[3], attempt=r[4], tier=r[5],
-            cluster=r[6], subdomain=r[7], status=r[8], score=r[9], full_pass=bool(r[10]),
-            ended_by=r[11] or "exit", cost_usd=r[12], input_tokens=r[13], output_tokens=r[14],
-            cache_read_tokens=r[15], cache_write_tokens=r[16], model_calls=r[17],
-            duration_s=float(r[18]), gates_failed=int(r[19]), checks_total=int(r[20]),
-            checks_passed=int(r[21]), missing_outputs=int(r[22]),
-            used_software=None if r[23] is None else bool(r[23]), script_share=r[24], run=run,
-        )
-        for r in store.conn.execute(ROWS_SQL)
-    ]
+    # ROWS_SQL selects TrialRow's fields in declaration order, `run` last.
+    rows = []
+    for r in store.conn.execute(ROWS_SQL):
+        rows.append(TrialRow(*r[:10], bool(r[10]), r[11] or "exit", *r[12:23],
+                             None if r[23] is None else bool(r[23]), r[24], run))
+    return rows

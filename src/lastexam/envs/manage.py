@@ -116,6 +116,10 @@ def install(env: Environment, *, log=print, force: bool = False) -> None:
                     {"DEBIAN_FRONTEND": "noninteractive"},
                 )
     venv = env.venv
+    if (venv / MARKER).is_file() and "Python packages changed since install" in env.missing():
+        # A fresh venv, so that packages dropped from the environment file are gone too.
+        log(f"the Python packages of {env.name} changed: recreating {venv}")
+        shutil.rmtree(venv)
     if not (venv / "bin" / "python3").exists():
         if not Path(BASE_PYTHON).exists():
             raise LastexamError(f"{BASE_PYTHON} is missing: apt-get install python3 python3-venv")

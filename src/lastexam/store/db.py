@@ -48,6 +48,19 @@ CREATE TABLE IF NOT EXISTS trials (
     full_pass INTEGER NOT NULL,
     started_at TEXT NOT NULL,
     finished_at TEXT NOT NULL,
+    -- Copies of record fields that metrics read, so summaries need no JSON parsing.
+    ended_by TEXT NOT NULL,
+    agent_s REAL NOT NULL,
+    cost_usd REAL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cache_read_tokens INTEGER NOT NULL,
+    cache_write_tokens INTEGER NOT NULL,
+    model_calls INTEGER NOT NULL,
+    missing_outputs INTEGER NOT NULL,
+    used_software INTEGER,
+    script_share REAL,
+    grade_id INTEGER,  -- the current (newest) grade
     record_json TEXT NOT NULL,
     UNIQUE (task_id, agent, model, attempt)
 );
@@ -60,7 +73,10 @@ CREATE TABLE IF NOT EXISTS grades (
     full_pass INTEGER NOT NULL,
     error TEXT,
     created_at TEXT NOT NULL,
-    duration_s REAL NOT NULL
+    duration_s REAL NOT NULL,
+    gates_failed INTEGER NOT NULL,
+    checks_total INTEGER NOT NULL,
+    checks_passed INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS checks (
     grade_id INTEGER NOT NULL REFERENCES grades(grade_id),
@@ -134,16 +150,25 @@ class Store:
     def record_trial(self, record: TrialRecord) -> None:
         """Insert the trial and its grade in one transaction (the trial's commit point)."""
         body = record.model_dump(mode="json", exclude={"grade"})
+        g = record.gateway
+        usage = g.usage if g else None
+        used = record.usage.get("used_declared")
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self.conn.execute(
-                    "INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         record.trial_id, record.run_id, record.key.task_id, record.key.agent,
                         record.key.model, record.key.attempt, record.cluster, record.subdomain,
                         record.tier, record.status, record.score, int(record.full_pass),
-                        record.started_at, record.finished_at, json.dumps(body),
+                        record.started_at, record.finished_at, record.ended_by,
+                        record.timings.get("agent", 0.0), g.cost_usd if g else None,
+                        usage.input_tokens if usage else 0, usage.output_tokens if usage else 0,
+                        usage.cache_read_tokens if usage else 0,
+                        usage.cache_write_tokens if usage else 0, g.model_calls if g else 0,
+                        len(record.missing_outputs), None if used is None else int(used),
+                        record.usage.get("script_share"), None, json.dumps(body),
                     ),
                 )
                 if record.grade is not None:
@@ -169,12 +194,15 @@ class Store:
                 raise
 
     def _insert_grade(self, trial_id: str, g: GradeRecord) -> None:
+        weighted = [c for c in g.checks if not c.gate]
         cur = self.conn.execute(
             "INSERT INTO grades (trial_id, grader_version, ok, score, full_pass, error, created_at,"
-            " duration_s) VALUES (?,?,?,?,?,?,?,?)",
+            " duration_s, gates_failed, checks_total, checks_passed) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (trial_id, g.grader_version, int(g.ok), g.score, int(g.full_pass), g.error,
-             g.created_at, g.duration_s),
+             g.created_at, g.duration_s, sum(1 for c in g.checks if c.gate and not c.passed),
+             len(weighted), sum(1 for c in weighted if c.passed)),
         )
+        self.conn.execute("UPDATE trials SET grade_id=? WHERE trial_id=?", (cur.lastrowid, trial_id))
         self.conn.executemany(
             "INSERT INTO checks VALUES (?,?,?,?,?,?,?,?,?)",
             [
@@ -202,8 +230,8 @@ class Store:
         args = (trial_id,) if trial_id else ()
         rows = self.conn.execute(
             "SELECT g.grade_id, g.trial_id, g.grader_version, g.ok, g.score, g.full_pass, g.error,"
-            " g.created_at, g.duration_s FROM grades g WHERE g.grade_id = "
-            f"(SELECT MAX(grade_id) FROM grades WHERE trial_id = g.trial_id) {only}", args
+            " g.created_at, g.duration_s FROM grades g JOIN trials t ON t.grade_id = g.grade_id"
+            f" WHERE 1 {only}", args
         ).fetchall()
         checks: dict[int, list[CheckResult]] = {}
         if with_checks and rows:

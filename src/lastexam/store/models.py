@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lastexam.gateway.models import SessionSummary
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 TrialStatus = Literal[
     "completed", "timeout", "budget_exhausted", "agent_error", "infra_error", "grader_error"
