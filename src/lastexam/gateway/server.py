@@ -90,7 +90,12 @@ class Gateway:
     def http_client(self) -> httpx.Client:
         with self._lock:
             if self._http is None:
-                self._http = httpx.Client(timeout=UPSTREAM_TIMEOUT, http2=False)
+                # Without TCP_NODELAY a request's body waits for the ACK of its headers
+                # (Nagle's algorithm against delayed ACKs): about 40 ms per call.
+                transport = httpx.HTTPTransport(
+                    socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+                )
+                self._http = httpx.Client(timeout=UPSTREAM_TIMEOUT, transport=transport)
             return self._http
 
     # sessions ----------------------------------------------------------------------------
@@ -159,6 +164,9 @@ def _token(headers: Any, query: dict[str, str]) -> str | None:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Buffered: an answer's headers and body leave in one write (a TCP bridge would otherwise
+    # relay them as two segments and stall on delayed ACKs); streams flush every event.
+    wbufsize = 1 << 16
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:

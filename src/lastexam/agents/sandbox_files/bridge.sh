@@ -6,7 +6,7 @@
 sock=$1
 port=$2
 shift 3
-socat "TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork" "UNIX-CONNECT:${sock}" 2>/dev/null &
+socat "TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork,nodelay" "UNIX-CONNECT:${sock}" 2>/dev/null &
 relay=$!
 for _ in $(seq 500); do
     if (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then
