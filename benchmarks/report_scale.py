@@ -67,11 +67,11 @@ def build(run_dir: Path, trials: int) -> None:
                     "usage": {"used_declared": bool(used), "script_share": share},
                 }
                 conn.execute(
-                    "INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (trial_id, "synthetic", task_id, agent, model, attempt, sub.cluster, sub.id, tier,
                      status, None if status == "infra_error" else score, int(full), now_iso(), now_iso(),
                      ended_by, agent_s, cost, tokens[0], tokens[1], 0, 0, calls, missing, used, share,
-                     None, json.dumps(record)),
+                     int(status != "infra_error"), None, json.dumps(record)),
                 )
                 if status == "infra_error":
                     continue

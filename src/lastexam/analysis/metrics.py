@@ -64,7 +64,8 @@ def fpr(rows: Sequence[TrialRow]) -> Estimate:
 
 
 def mean_score(rows: Sequence[TrialRow]) -> Estimate:
-    # Ungraded trials (infra_error, grader_error) count as 0; their share is reported apart.
+    # The caller passes the trials that count (analysis/overview.py); a trial with no score
+    # among them scores 0.
     return headline_estimates(rows)[1]
 
 

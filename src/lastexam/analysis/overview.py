@@ -54,18 +54,21 @@ def cluster_matrix(rows: Sequence[TrialRow]) -> dict[str, dict[str, float]]:
     return out
 
 
-def overview(rows: Sequence[TrialRow]) -> dict[str, Any]:
+def overview(all_rows: Sequence[TrialRow]) -> dict[str, Any]:
+    """Scores over the trials the error policy counts; statuses, failures and costs over all."""
     tax = load_taxonomy()
+    rows = [r for r in all_rows if r.counts]
     return {
-        "overall": m.headline(rows),
+        "overall": {**m.headline(rows), "excluded": len(all_rows) - len(rows)},
         "leaderboard": leaderboard(rows),
         "by_tier": grouped(rows, "tier", TIERS),
         "by_cluster": grouped(rows, "cluster", [c.id for c in tax.clusters]),
         "by_subdomain": grouped(rows, "subdomain", [s.id for s in tax.subdomains]),
         "cluster_matrix": cluster_matrix(rows),
-        "costs": m.costs(rows),
-        "statuses": m.status_shares(rows),
-        "failures": failure_report(rows),
+        "costs": m.costs(all_rows),
+        "statuses": m.status_shares(all_rows),
+        "failures": failure_report(all_rows),
         "software_usage": m.software_usage(rows),
         "harness_vs_model": m.harness_model_spread(rows),
+        "grader_versions": sorted({r.grader_version for r in all_rows if r.grader_version}),
     }

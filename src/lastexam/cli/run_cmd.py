@@ -35,6 +35,10 @@ def run(
     max_tokens: Annotated[
         int | None, typer.Option(min=1, help="Per-trial token budget, all kinds (gateway-enforced).")
     ] = None,
+    max_retries: Annotated[
+        int | None,
+        typer.Option(min=0, max=10, help="Cap on retries of infrastructure failures per trial (default 2)."),
+    ] = None,
     config_file: Annotated[
         Path | None,
         typer.Option("--config", help="Experiment YAML: agents x models over tasks; flags override it."),
@@ -68,6 +72,8 @@ def run(
             max_cost_usd=max_cost_usd,
             max_tokens=max_tokens,
         )
+    if max_retries is not None:
+        config = config.model_copy(update={"max_retries": max_retries})
     progress = _progress_bar(err, enabled=err.is_terminal or not json_out)
     with progress:
         bar = progress.add_task("trials", total=None)
@@ -148,6 +154,7 @@ def _trial_json(t) -> dict:
         "full_pass": t.full_pass,
         "error": t.error,
         "ended_by": t.ended_by,
+        "policy": t.policy,
         "gateway": t.gateway.model_dump() if t.gateway else None,
         "checks": [c.model_dump() for c in (t.grade.checks if t.grade else [])],
     }

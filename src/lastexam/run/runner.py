@@ -23,6 +23,7 @@ from lastexam.gateway.models import Budget
 from lastexam.gateway.providers import PROVIDERS, SCRIPTED, parse_model
 from lastexam.gateway.server import Gateway, check_model
 from lastexam.paths import package_dir
+from lastexam.run.policy import RunAborted
 from lastexam.run.trial import TrialPlan, TrialRunner
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.bwrap import BwrapProvider
@@ -182,6 +183,7 @@ def execute(
                 "host": host_facts(),
             },
             gateway=gateway,
+            max_retries=config.max_retries,
         )
         total, finished = len(plans), len(plans) - len(todo)
         if on_progress:
@@ -191,7 +193,18 @@ def execute(
             while pending:
                 completed, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in completed:
-                    record = fut.result()
+                    try:
+                        record = fut.result()
+                    except RunAborted as e:
+                        for other in pending:
+                            other.cancel()
+                        wait(pending)
+                        raise LastexamError(
+                            f"the run stopped: {e}. The {len(store.finished_ids())} trials "
+                            "recorded so far are kept; fix the cause, then finish the run with "
+                            "--resume",
+                            path=run_dir,
+                        ) from None
                     finished += 1
                     if on_progress:
                         on_progress(finished, total, record)

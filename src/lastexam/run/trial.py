@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -21,7 +22,7 @@ from lastexam.run.model_access import (
     open_access,
     save_trajectory,
 )
-from lastexam.run.status import trial_status
+from lastexam.run.policy import POLICY, RunAborted, agent_kind, infra_kind
 from lastexam.run.workspace import RunWorkArea, TrialWorkspace, inputs_state, snapshot_output
 from lastexam.sandbox.base import (
     Mount,
@@ -61,13 +62,46 @@ class TrialRunner:
     gateway: Gateway | None = None  # the run's model gateway, when an agent needs a model
     fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)
 
+    max_retries: int = 2  # cap on the policy's retries (--max-retries)
+
     def run(self, plan: TrialPlan) -> TrialRecord:
+        """Run the trial, retrying infrastructure failures as the error policy says, then
+        record it (artifacts first, then the store: the commit point)."""
+        earlier: list[dict[str, str]] = []
+        while True:
+            record, kind = self._attempt(plan)
+            policy = POLICY[kind]
+            retries_left = min(policy.retries, self.max_retries) - len(earlier)
+            if policy.abort_run:
+                self.area.trial(record.trial_id).remove()
+                raise RunAborted(f"{record.trial_id}: {record.error}")
+            if retries_left <= 0:
+                break
+            earlier.append({"kind": kind, "error": (record.error or "")[-2000:]})
+            self.area.trial(record.trial_id).remove()
+            time.sleep(policy.backoff_s * 2 ** (len(earlier) - 1))
+        record.policy = {
+            "kind": kind, "status": policy.status, "graded": record.grade is not None,
+            "counts": policy.counts, "retries": len(earlier), "earlier": earlier,
+        }
+        ws = self.area.trial(record.trial_id)
+        started = time.monotonic()
+        self._save_artifacts(ws, record)
+        record.timings["record"] = round(time.monotonic() - started, 4)
+        self.store.record_trial(record)
+        ws.remove()
+        return record
+
+    def _attempt(self, plan: TrialPlan) -> tuple[TrialRecord, str]:
+        """One try: stage, run the agent, collect, grade. Returns the record (not yet saved)
+        and its policy kind."""
         key, task = plan.key, plan.task
         trial_id = key.trial_id
         ws = self.area.trial(trial_id)
         started_at = now_iso()
         timings: dict[str, float] = {}
         clock = time.monotonic()
+        step = "stage"
 
         def lap(name: str) -> None:
             nonlocal clock
@@ -78,13 +112,15 @@ class TrialRunner:
         ended_by, exit_code, error, outputs = "not_started", None, None, {}
         missing: list[str] = []
         usage: dict = {}
-        infra_failed = False
+        after: dict[str, str] = {}
+        kind = "harness_error"
         grade_record: GradeRecord | None = None
         agent_version = ""
         model_usage: SessionSummary | None = None
         try:
             ws.stage(task, getattr(self.provider, "uid", None))
             lap("stage")
+            step = "agent"
             agent_version = plan.agent.version()
             access = self._open_access(plan, ws)
             try:
@@ -93,6 +129,7 @@ class TrialRunner:
                 if access is not None and self.gateway is not None:
                     model_usage = self.gateway.close_session(access.session.token)
             lap("agent")
+            step = "collect"
             ended_by = result.killed or "exit"
             exit_code = result.exit_code
             if model_usage is not None and model_usage.budget_exhausted:
@@ -100,6 +137,7 @@ class TrialRunner:
                 error = f"the gateway refused further model calls: {model_usage.budget_exhausted}"
             if result.survivors:
                 raise SandboxError(f"{result.survivors} processes survived the trial's teardown")
+            kind = agent_kind(ended_by, exit_code)
             outputs = snapshot_output(
                 ws.output, ws.snapshot, max_bytes=task.spec.limits.output_mb * 1024 * 1024
             )
@@ -107,25 +145,28 @@ class TrialRunner:
             missing = [o for o in task.spec.outputs if not (ws.snapshot / o).is_file()]
             usage = record_usage(ws.exec_log, ws.logs / "exec.jsonl", task.spec.software)
             lap("collect")
-            grade_record = grade(
-                self.provider,
-                self.area,
-                GradeRequest(
-                    task, plan.env, ws.snapshot, after, ws.grade, f"{self.run_id}.{trial_id}.grade"
-                ),
-            )
+            step = "grade"
+            if POLICY[kind].grade:
+                grade_record = grade(
+                    self.provider,
+                    self.area,
+                    GradeRequest(
+                        task, plan.env, ws.snapshot, after, ws.grade, f"{self.run_id}.{trial_id}.grade"
+                    ),
+                )
+                if not grade_record.ok:
+                    kind, error = "grader_failed", grade_record.error
             lap("grade")
-        except (SandboxError, OSError) as e:
-            infra_failed, error = True, f"{type(e).__name__}: {e}"
-            grade_record = None
-        except Exception:
-            infra_failed, error = True, traceback.format_exc(limit=8)
+        except Exception as e:  # every failure becomes a recorded, classified trial
+            kind = infra_kind(e, task.path.is_dir(), step)
+            error = f"{step}: {type(e).__name__}: {e}"
+            if kind == "harness_error":
+                error += "\n" + traceback.format_exc(limit=8)
             grade_record = None
         if ws.root.is_dir():
             self._save_trajectory(plan, ws, agent_version, model_usage, timings.get("agent"))
-        status = trial_status(ended_by, exit_code, grade_record, infra_failed)
-        if status == "grader_error" and grade_record is not None:
-            error = grade_record.error
+            if ws.logs.is_dir():  # kept with the trial so that a regrade sees the same inputs
+                (ws.logs / "inputs_after.json").write_text(json.dumps(after))
         record = TrialRecord(
             trial_id=trial_id,
             run_id=self.run_id,
@@ -134,7 +175,7 @@ class TrialRunner:
             cluster=task.spec.cluster,
             subdomain=task.spec.subdomain,
             tier=task.spec.tier,
-            status=status,
+            status=POLICY[kind].status,
             score=grade_record.score if grade_record and grade_record.ok else None,
             full_pass=bool(grade_record and grade_record.full_pass),
             agent_exit_code=exit_code,
@@ -148,8 +189,8 @@ class TrialRunner:
             usage=usage,
             repro={
                 **self.repro,
-                "task_hash": task.content_hash,
-                "grader_version": task.grader_hash,
+                "task_hash": task.content_hash if task.path.is_dir() else None,
+                "grader_version": task.grader_hash if task.path.is_dir() else None,
                 "environment": plan.env.name,
                 "environment_fingerprint": self._fingerprint(plan.env),
                 "agent": plan.agent.name,
@@ -160,12 +201,7 @@ class TrialRunner:
             gateway=model_usage,
             grade=grade_record,
         )
-        self._save_artifacts(ws, record)
-        lap("record")
-        record.timings = timings
-        self.store.record_trial(record)
-        ws.remove()
-        return record
+        return record, kind
 
     def _open_access(self, plan: TrialPlan, ws: TrialWorkspace) -> ModelAccess | None:
         if plan.agent.wire_for(plan.key.model) is None:

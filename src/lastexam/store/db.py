@@ -60,6 +60,7 @@ CREATE TABLE IF NOT EXISTS trials (
     missing_outputs INTEGER NOT NULL,
     used_software INTEGER,
     script_share REAL,
+    counts INTEGER NOT NULL,  -- the error policy: does the score count toward the metrics
     grade_id INTEGER,  -- the current (newest) grade
     record_json TEXT NOT NULL,
     UNIQUE (task_id, agent, model, attempt)
@@ -157,7 +158,7 @@ class Store:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self.conn.execute(
-                    "INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         record.trial_id, record.run_id, record.key.task_id, record.key.agent,
                         record.key.model, record.key.attempt, record.cluster, record.subdomain,
@@ -168,7 +169,8 @@ class Store:
                         usage.cache_read_tokens if usage else 0,
                         usage.cache_write_tokens if usage else 0, g.model_calls if g else 0,
                         len(record.missing_outputs), None if used is None else int(used),
-                        record.usage.get("script_share"), None, json.dumps(body),
+                        record.usage.get("script_share"), int(record.policy.get("counts", True)),
+                        None, json.dumps(body),
                     ),
                 )
                 if record.grade is not None:
@@ -178,15 +180,15 @@ class Store:
                 self.conn.execute("ROLLBACK")
                 raise
 
-    def add_grade(self, trial_id: str, grade: GradeRecord, status: str) -> None:
+    def add_grade(self, trial_id: str, grade: GradeRecord, status: str, counts: bool) -> None:
         """A regrade: keep the old grade, make this one the trial's current score."""
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self._insert_grade(trial_id, grade)
                 self.conn.execute(
-                    "UPDATE trials SET score=?, full_pass=?, status=? WHERE trial_id=?",
-                    (grade.score, int(grade.full_pass), status, trial_id),
+                    "UPDATE trials SET score=?, full_pass=?, status=?, counts=? WHERE trial_id=?",
+                    (grade.score, int(grade.full_pass), status, int(counts), trial_id),
                 )
                 self.conn.execute("COMMIT")
             except BaseException:

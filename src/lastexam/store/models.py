@@ -87,6 +87,8 @@ class TrialRecord(BaseModel):
     missing_outputs: list[str] = []  # required outputs (task.toml) absent from the snapshot
     # exec log summary: programs run, script execs, Python imports, declared software used
     usage: dict[str, Any] = {}
+    # the error policy's decision: kind, status, graded, counts, retries and earlier errors
+    policy: dict[str, Any] = {}
     repro: dict[str, Any] = {}  # what the result depends on (hashes, versions, host)
     gateway: SessionSummary | None = None  # model calls, tokens, cost, budget (model agents)
     grade: GradeRecord | None = None
@@ -107,6 +109,7 @@ class RunConfig(BaseModel):
     sandbox: str = "bwrap"
     max_cost_usd: float | None = Field(None, gt=0)  # per trial, enforced by the gateway
     max_tokens: int | None = Field(None, gt=0)  # per trial, enforced by the gateway
+    max_retries: int = Field(2, ge=0, le=10)  # cap on the error policy's retries per trial
     # An experiment's agent x model matrix; empty: the one cell agent/model/agent_args above.
     cells: list[RunCell] = []
     experiment: str | None = None  # the experiment file's name, when run from one
