@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -49,3 +50,18 @@ def install(
         missing = agent.missing()
         if missing:
             raise LastexamError(f"{agent.name} is still not ready: {'; '.join(missing)}")
+
+
+@app.command("oracle-script")
+def oracle_script_cmd(
+    task: Annotated[Path, typer.Argument(help="A task folder with solution/solve.sh.")],
+) -> None:
+    """Print a scripted-upstream file that carries out the task's oracle through any harness's
+    shell tool (use with --model scripted:FILE)."""
+    import yaml
+
+    from lastexam.gateway.scripted import oracle_script
+
+    script = oracle_script(task)
+    typer.echo(yaml.safe_dump(script.model_dump(exclude_none=True, exclude_defaults=True),
+                              width=1 << 20, sort_keys=False), nl=False)

@@ -1,0 +1,99 @@
+"""Regrade stored outputs with the current grader, without rerunning any agent. The old
+grade is kept; the new one becomes the trial's score (show and reports use the newest)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from lastexam.envs import manage as envs
+from lastexam.errors import LastexamError
+from lastexam.grading.files import sha256_file
+from lastexam.run.grading import GradeRequest, grade
+from lastexam.run.policy import POLICY, agent_kind
+from lastexam.run.runner import make_provider, new_run_id
+from lastexam.run.workspace import RunWorkArea
+from lastexam.store.db import Store
+from lastexam.store.models import TrialRecord
+from lastexam.task.load import load_task
+
+
+@dataclass
+class Regraded:
+    trial_id: str
+    old_score: float | None
+    new_score: float | None
+    old_version: str
+    new_version: str
+    status: str
+    note: str = ""
+
+
+def regrade_run(
+    run_dir: Path, tasks: list[str] | None = None, on_trial: Callable[[Regraded], None] | None = None
+) -> list[Regraded]:
+    store = Store(run_dir)
+    area = RunWorkArea.for_run(new_run_id("regrade"))
+    try:
+        provider = make_provider("bwrap", area.etc)
+        problems = provider.preflight()
+        if problems:
+            raise LastexamError("sandbox not ready: " + "; ".join(problems))
+        area.prepare()
+        results = []
+        for record in list(store.trials()):
+            if tasks and record.key.task_id not in tasks:
+                continue
+            result = _regrade_one(store, run_dir, area, provider, record)
+            results.append(result)
+            if on_trial:
+                on_trial(result)
+        return results
+    finally:
+        area.remove()
+        store.close()
+
+
+def _regrade_one(store: Store, run_dir: Path, area: RunWorkArea, provider, record: TrialRecord) -> Regraded:
+    old_version = record.grade.grader_version if record.grade else ""
+    folder = run_dir / "trials" / record.trial_id
+    if record.grade is None and record.status == "infra_error":
+        return Regraded(record.trial_id, record.score, record.score, old_version, old_version,
+                        record.status, "not graded (infrastructure failure): nothing to regrade")
+    task = load_task(Path(record.task_path))
+    env = envs.load(task.spec.environment, task.path)
+    work = area.root / "trials" / record.trial_id
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    work.chmod(0o711)
+    output = work / "output"
+    if (folder / "output").is_dir():
+        shutil.copytree(folder / "output", output)
+    else:
+        output.mkdir()
+    for p in [output, *output.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    note = ""
+    after_file = folder / "agent" / "inputs_after.json"
+    if after_file.is_file():
+        after = json.loads(after_file.read_text())
+    else:  # recorded before the inputs' state was kept: taken as untampered
+        after = {p.relative_to(task.inputs_dir).as_posix(): sha256_file(p)
+                 for p in task.inputs_dir.rglob("*") if p.is_file()}
+        note = "inputs state not stored: taken as untampered"
+    g = grade(provider, area, GradeRequest(task, env, output, after, work / "grade",
+                                           f"{area.root.name}.{record.trial_id}"))
+    kind = agent_kind(record.ended_by, record.agent_exit_code) if g.ok else "grader_failed"
+    policy = POLICY[kind]
+    store.add_grade(record.trial_id, g, policy.status, policy.counts)
+    grades_dir = folder / "grades"  # the regrades' rubrics, beside the original grader/
+    number = len(list(grades_dir.iterdir())) + 1 if grades_dir.is_dir() else 1
+    dest = grades_dir / f"{number:02d}-{g.grader_version[:12]}"
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "grade.json").write_text(g.model_dump_json(indent=2))
+    shutil.rmtree(work, ignore_errors=True)
+    return Regraded(record.trial_id, record.score, g.score if g.ok else None, old_version,
+                    g.grader_version, policy.status, note or (g.error or ""))
