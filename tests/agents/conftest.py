@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import base64
-import io
 import json
-import tarfile
 from pathlib import Path
 
 import pytest
-import yaml
 
 from conftest import ROOT, run_cli
 
@@ -26,15 +22,8 @@ def agents_ready(base_env_ready: None) -> None:
 
 
 def oracle_script(task: Path, dest: Path) -> Path:
-    """A script whose one shell turn unpacks the task's solution/ in the sandbox and runs
-    its solve.sh: the oracle's steps, carried out through the client's own shell tool."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        tar.add(task / "solution", arcname="solution")
-    packed = base64.b64encode(buf.getvalue()).decode()
-    command = (f"mkdir -p /tmp/oracle && cd /tmp/oracle && echo {packed} | base64 -d | tar xz "
-               "&& bash /tmp/oracle/solution/solve.sh")
-    dest.write_text(yaml.safe_dump({"turns": [{"shell": command}, {"text": "Done."}]}))
+    """The task's oracle as a script, made by the CLI a user would use."""
+    dest.write_text(run_cli("agents", "oracle-script", task).stdout)
     return dest
 
 

@@ -8,7 +8,10 @@ every request gets the script's final text.
 
 from __future__ import annotations
 
+import base64
+import io
 import json
+import tarfile
 import threading
 from pathlib import Path
 
@@ -36,6 +39,23 @@ def load_script(path: Path) -> Script:
         return Script.model_validate(raw)
     except ValidationError as e:
         raise LastexamError(describe_validation_error(e), path=path) from None
+
+
+def oracle_script(task_dir: Path) -> Script:
+    """A script whose one shell turn unpacks the task's solution/ in the sandbox and runs its
+    solve.sh: the oracle's steps, carried out through a client's own shell tool (for demos and
+    tests of a harness on a real task; the agent still never sees the solution otherwise)."""
+    solution = task_dir / "solution"
+    if not (solution / "solve.sh").is_file():
+        raise LastexamError("the task has no solution/solve.sh", path=task_dir)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(solution, arcname="solution",
+                filter=lambda t: None if "__pycache__" in t.name else t)
+    packed = base64.b64encode(buf.getvalue()).decode()
+    command = (f"mkdir -p /tmp/oracle && cd /tmp/oracle && echo {packed} | base64 -d | tar xz"
+               " && bash /tmp/oracle/solution/solve.sh")
+    return Script(turns=[ScriptTurn(shell=command), ScriptTurn(text="Done.")])
 
 
 class ScriptedUpstream:
