@@ -119,7 +119,7 @@ def field_book(rng: random.Random) -> list[list[str]]:
     varieties = sorted({r["V"] for r in rows})
     out = []
     plot = 0
-    for bi, block in enumerate(blocks):
+    for block in blocks:
         vs = varieties[:]
         rng.shuffle(vs)
         for v in vs:
@@ -127,7 +127,7 @@ def field_book(rng: random.Random) -> list[list[str]]:
             cells = sorted((r for r in rows if r["B"] == block and r["V"] == v), key=lambda r: r["N"])
             letters = ["a", "b", "c", "d"]
             rng.shuffle(letters)
-            for letter, r in sorted(zip(letters, cells), key=lambda t: t[0]):
+            for letter, r in sorted(zip(letters, cells, strict=False), key=lambda t: t[0]):
                 n = r["N"].replace("cwt", "")
                 out.append([f"{plot:02d}{letter}", block, f"{plot:02d}", v.replace(".", " "), letter,
                             f"{float(n):.1f}", r["Y"]])

@@ -14,7 +14,16 @@ orthogonal-polynomial coefficients. Tolerances:
 - yield gain 2 kg/ha and net return 0.5 USD/ha: they follow from the betas and EONR above.
 """
 
-from lastexam.grading import GradeContext, Outcome, Rubric, as_number, get, load_csv, load_json, near
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    as_number,
+    get,
+    load_csv,
+    load_json,
+    near,
+)
 
 ANOVA_ROWS = [
     ("block", "Residuals"), ("whole_plot", "variety"), ("whole_plot", "Residuals"),
@@ -48,8 +57,8 @@ def grade(ctx: GradeContext) -> Rubric:
     r.gate("anova.csv parses with the required columns", anova_ok)
     contrasts, contrasts_ok = load_csv(ctx.out("contrasts.csv"), required_columns=[
         "contrast", "df", "sum_sq", "f_value", "p_value"])
-    means, means_ok = load_csv(ctx.out("means.csv"), required_columns=["variety", "nitrogen_kg_ha", "yield_kg_ha"])
-    comps, comps_ok = load_csv(ctx.out("comparisons.csv"), required_columns=["comparison", "sed", "df", "lsd_5pct"])
+    means, _ = load_csv(ctx.out("means.csv"), required_columns=["variety", "nitrogen_kg_ha", "yield_kg_ha"])
+    comps, _ = load_csv(ctx.out("comparisons.csv"), required_columns=["comparison", "sed", "df", "lsd_5pct"])
     eonr, eonr_ok = load_json(ctx.out("eonr.json"))
 
     rows = {(x["stratum"], x["term"]): x for x in anova or []}

@@ -166,7 +166,7 @@ def grade(ctx: GradeContext) -> Rubric:
         got_picks = [(key, str(props.get("compound_id", "")), _int(props.get("cluster")),
                       _int(props.get("cluster_size"))) for key, props in records]
         same = got_picks == exp_picks
-        first_bad = next((i for i, (a, b) in enumerate(zip(exp_picks, got_picks)) if a != b), None)
+        first_bad = next((i for i, (a, b) in enumerate(zip(exp_picks, got_picks, strict=False)) if a != b), None)
         picks_outcome = Outcome(
             same,
             "all picks match" if same else f"{len(got_picks)} records (expected {len(exp_picks)}); first difference at record {first_bad}",

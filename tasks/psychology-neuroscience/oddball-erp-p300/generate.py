@@ -72,9 +72,9 @@ def bandlimited(rng, n, sfreq, lo, hi):
 
 
 def simulate(rng):
-    names = EEG + ["FCz"]  # FCz is the online reference: simulated, then subtracted
+    names = [*EEG, "FCz"]  # FCz is the online reference: simulated, then subtracted
     pos = unit_positions(names)
-    pos_of = dict(zip(names, pos))
+    pos_of = dict(zip(names, pos, strict=False))
 
     # Trial list: 10 practice trials, then 300 experimental trials (60 targets), no two
     # targets in a row.
@@ -114,7 +114,7 @@ def simulate(rng):
     p1_top = topography(pos, pos_of["Oz"], 0.45)
     n1_top = topography(pos, pos_of["Oz"] + 0.25 * pos_of["Pz"], 0.55)
     p3_top = topography(pos, pos_of["Pz"] + 0.3 * pos_of["Cz"], 0.75)
-    for code, t0 in zip(codes, true_onset):
+    for code, t0 in zip(codes, true_onset, strict=False):
         target = code in (2, 12)
         tt = times - t0
         win = (tt > -0.1) & (tt < 1.0)
@@ -129,7 +129,7 @@ def simulate(rng):
 
     # Behaviour: button R1 for targets (92 % hits), 3 % false alarms on standards.
     responses = []
-    for code, t0 in zip(codes, true_onset):
+    for code, t0 in zip(codes, true_onset, strict=False):
         if code in (2, 12) and rng.random() < 0.92:
             responses.append(t0 + float(np.clip(rng.lognormal(np.log(0.46), 0.18), 0.28, 0.95)))
         elif code in (1, 11) and rng.random() < 0.03:
@@ -171,7 +171,7 @@ def simulate(rng):
 
 
 def write_brainvision(folder: Path, data_uv, codes, onsets, resp_samples):
-    names = EEG + ["VEOG"]
+    names = [*EEG, "VEOG"]
     ints = np.clip(np.round(data_uv / RESOLUTION_UV), -32768, 32767).astype("<i2")
     (folder / f"{BASENAME}.eeg").write_bytes(ints.T.tobytes())
     hdr = [
@@ -204,7 +204,7 @@ def write_brainvision(folder: Path, data_uv, codes, onsets, resp_samples):
     (folder / f"{BASENAME}.vhdr").write_text("\n".join(hdr), encoding="utf-8")
 
     marks = [(0, "New Segment", "", 1)]
-    marks += [(int(s), "Stimulus", f"S{c:3d}", 1) for c, s in zip(codes, onsets)]
+    marks += [(int(s), "Stimulus", f"S{c:3d}", 1) for c, s in zip(codes, onsets, strict=False)]
     marks += [(int(s), "Response", "R  1", 1) for s in resp_samples]
     marks.sort(key=lambda m: (m[0], m[1]))
     vmrk = [
@@ -239,7 +239,7 @@ def reference(folder: Path) -> dict:
     sd = np.median(np.abs(eeg - np.median(eeg, axis=1, keepdims=True)), axis=1)
     med = np.median(sd)
     eeg_names = [raw.ch_names[i] for i in mne.pick_types(raw.info, eeg=True)]
-    bads = sorted(c for c, s in zip(eeg_names, sd) if s > BAD_HIGH * med or s < BAD_LOW * med)
+    bads = sorted(c for c, s in zip(eeg_names, sd, strict=False) if s > BAD_HIGH * med or s < BAD_LOW * med)
     raw.info["bads"] = bads
     raw.interpolate_bads(reset_bads=True)
     raw.set_eeg_reference("average", projection=False)
@@ -306,7 +306,7 @@ def reference(folder: Path) -> dict:
     # Margin of each decision the grader treats as exact: how close the nearest epoch came to a
     # rejection threshold, and channel SD ratios against the bad-channel limits.
     margins = {
-        "mad_ratio": {c: round(float(s / med), 4) for c, s in zip(eeg_names, sd)},
+        "mad_ratio": {c: round(float(s / med), 4) for c, s in zip(eeg_names, sd, strict=False)},
         "mad_median_uv": round(float(med) * 1e6, 4),
         "closest_peak_to_peak_to_a_threshold_uv": round(margin_uv, 4),
     }

@@ -109,14 +109,14 @@ def grade(ctx: GradeContext) -> Rubric:
     peak = ["peak_latency_ms", "peak_amplitude_uv"]
     r.check("target P3 peak latency and amplitude at Pz", 3, _all_of(measure("target", "P3", "Pz", peak)))
     r.check("difference-wave P3 at Pz (peak and mean amplitude)", 3,
-            _all_of(measure("difference", "P3", "Pz", peak + ["mean_amplitude_uv"])))
+            _all_of(measure("difference", "P3", "Pz", [*peak, "mean_amplitude_uv"])))
     r.check("P3 mean amplitudes at Fz, Cz, Pz for standard and target (topography)", 2, _all_of(
         [o for ch in ("Fz", "Cz", "Pz") for cond in ("standard", "target")
          for o in measure(cond, "P3", ch, ["mean_amplitude_uv"])]))
     r.check("N1 at Oz: peak latency, peak and mean amplitude, all three waveforms", 2, _all_of(
-        [o for cond in CONDITIONS for o in measure(cond, "N1", "Oz", peak + ["mean_amplitude_uv"])]))
+        [o for cond in CONDITIONS for o in measure(cond, "N1", "Oz", [*peak, "mean_amplitude_uv"])]))
     r.check("every one of the 12 measures rows present and within tolerance", 1, _all_of(
-        [o for (cond, comp, ch) in ref_rows for o in measure(cond, comp, ch, peak + ["mean_amplitude_uv"])]))
+        [o for (cond, comp, ch) in ref_rows for o in measure(cond, comp, ch, [*peak, "mean_amplitude_uv"])]))
 
     evokeds, err = _read_evokeds(ctx.out("evokeds-ave.fif"))
     ref_ev = ref["evoked"]
@@ -145,8 +145,8 @@ def grade(ctx: GradeContext) -> Rubric:
             return Outcome(False, "times or channels differ from the reference", expected=len(exp["times"]), seen=len(times))
         idx = [names.index(c) for c in exp["channels"]]
         total, count = 0.0, 0
-        for row_ref, i in zip(exp["data_uv"], idx):
-            for a, b in zip(row_ref, data[i]):
+        for row_ref, i in zip(exp["data_uv"], idx, strict=False):
+            for a, b in zip(row_ref, data[i], strict=False):
                 total += (float(b) - a) ** 2
                 count += 1
         rms = math.sqrt(total / count)
@@ -183,7 +183,7 @@ def grade(ctx: GradeContext) -> Rubric:
         for ch in ref_ev["difference"]["channels"]:
             if ch in n_t and ch in n_s and ch in n_d and len(d_t[0]) == len(d_d[0]) == len(d_s[0]):
                 a, b, c = d_t[n_t.index(ch)], d_s[n_s.index(ch)], d_d[n_d.index(ch)]
-                worst = max(worst, max(abs(float(x - y - z)) for x, y, z in zip(a, b, c)))
+                worst = max(worst, max(abs(float(x - y - z)) for x, y, z in zip(a, b, c, strict=False)))
             else:
                 worst = math.inf
         diff_ok.append(("target-standard", Outcome(worst <= 0.01, f"max deviation {worst:.4g} uV", expected="<= 0.01", seen=str(worst))))

@@ -33,7 +33,7 @@ def main() -> None:
     x = raw.get_data(picks=picks)
     mad = np.median(np.abs(x - np.median(x, axis=1, keepdims=True)), axis=1)
     ratio = mad / np.median(mad)
-    bads = sorted(raw.ch_names[p] for p, r in zip(picks, ratio) if r > 3.0 or r < 0.2)
+    bads = sorted(raw.ch_names[p] for p, r in zip(picks, ratio, strict=False) if r > 3.0 or r < 0.2)
     raw.info["bads"] = bads
     raw.interpolate_bads(reset_bads=True)
     raw.set_eeg_reference("average", projection=False)
