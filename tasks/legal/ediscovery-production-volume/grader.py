@@ -1,0 +1,516 @@
+"""Grader for ediscovery-production-volume.
+
+Everything is exact: load files, Bates numbers, document sets, metadata, hashes, counts and
+privilege entries have one right answer under the protocol. Documents are identified without
+trusting the agent's hash: emails by (Message-ID, whether the copy carries Bcc), attachments
+by (top-level Message-ID, file name), loose files by the MD5 of their bytes. Image and text
+checks look for words a complete rendering must contain (after NFKC and whitespace folding,
+since renderers differ in line breaks and ligatures), never for a layout.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+import subprocess
+import unicodedata
+from pathlib import Path
+
+from lastexam.grading import GradeContext, Outcome, Rubric, read_text
+
+VOL = "PROD002"
+FIELDS = ["BEGBATES", "ENDBATES", "BEGATTACH", "ENDATTACH", "PAGECOUNT", "CUSTODIAN", "ALLCUSTODIANS", "DOCTYPE",
+          "FROM", "TO", "CC", "BCC", "SUBJECT", "DATESENT", "TIMESENT", "FILENAME", "MESSAGEID", "MD5HASH",
+          "REDACTED", "PRIVILEGE", "NATIVELINK", "TEXTLINK"]
+LOG_FIELDS = ["BEGBATES", "DOCTYPE", "MESSAGEID", "PARENT_MESSAGEID", "FILENAME", "MD5HASH", "CUSTODIAN",
+              "ALLCUSTODIANS", "DATESENT", "FROM", "TO", "CC", "BCC", "SUBJECT", "PRIVILEGE_BASIS"]
+BATES = re.compile(r"^BRL(\d{7})$")
+SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
+NATIVE_SLIP = "document produced in native format"
+PRIV_SLIP = "document withheld for privilege"
+MAX_IMAGES = 5000
+
+
+def fold(s: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", s).lower().split())
+
+
+def split_list(v: str) -> list[str]:
+    return [x.strip().lower() for x in (v or "").split(";") if x.strip()]
+
+
+def bates_no(v: str) -> int | None:
+    m = BATES.match((v or "").strip())
+    return int(m.group(1)) if m else None
+
+
+def parse_dat(path: Path) -> tuple[list[dict] | None, Outcome, dict]:
+    info = {"crlf": False, "qualified": False, "header": []}
+    if not path.is_file():
+        return None, Outcome(False, f"{VOL}/DATA/{VOL}.dat is missing"), info
+    raw = path.read_bytes()[: 64 * 1024 * 1024]
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        return None, Outcome(False, f"DAT is not UTF-8: {e.reason}"), info
+    lines = [ln for ln in re.split(r"\r\n|\n", text) if ln.strip()]
+    if not lines:
+        return None, Outcome(False, "DAT is empty"), info
+    info["crlf"] = text.count("\r\n") >= len(lines) and text.count("\n") == text.count("\r\n")
+    cells = [ln.split("\x14") for ln in lines]
+    info["qualified"] = all(c.startswith("\u00fe") and c.endswith("\u00fe") and len(c) >= 2 for row in cells for c in row)
+    header = [c.strip("\u00fe").strip() for c in cells[0]]
+    info["header"] = header
+    missing = [f for f in FIELDS if f not in header]
+    if missing:
+        return None, Outcome(False, f"DAT header lacks {missing}", expected=FIELDS, seen=header[:30]), info
+    rows = []
+    for row in cells[1:]:
+        vals = [c.strip("\u00fe") for c in row]
+        rows.append({h: (vals[i] if i < len(vals) else "") for i, h in enumerate(header)})
+    return rows, Outcome(True, f"{len(rows)} documents"), info
+
+
+def parse_opt(path: Path) -> tuple[list[list[str]] | None, Outcome]:
+    text, ok = read_text(path)
+    if text is None:
+        return None, Outcome(False, f"{VOL}/DATA/{VOL}.opt: {ok.message}")
+    rows = [ln.split(",") for ln in re.split(r"\r\n|\n", text) if ln.strip()]
+    if not rows or any(len(r) != 7 for r in rows):
+        return None, Outcome(False, "OPT lines must have 7 comma-separated fields", seen=[",".join(r) for r in rows[:3]])
+    return rows, Outcome(True, f"{len(rows)} pages")
+
+
+def keys_for(rows: list[dict]) -> list[str]:
+    """Identity of each DAT row (see module docstring)."""
+    out = []
+    begs = {r.get("BEGBATES"): r for r in rows}
+    last_email = None
+    for r in rows:
+        dt = r.get("DOCTYPE", "").strip().lower()
+        if dt == "email":
+            last_email = r
+            out.append(f"E|{r.get('MESSAGEID', '').strip().strip('<>')}|{'bcc' if r.get('BCC', '').strip() else ''}")
+        elif dt == "attachment":
+            parent = begs.get(r.get("BEGATTACH"))
+            if parent is None or parent.get("DOCTYPE", "").strip().lower() != "email":
+                parent = last_email
+            pid = parent.get("MESSAGEID", "").strip().strip("<>") if parent else ""
+            out.append(f"A|{pid}|{r.get('FILENAME', '').strip()}")
+        else:
+            out.append(f"L|{r.get('MD5HASH', '').strip().lower()}")
+    return out
+
+
+def log_key(r: dict) -> str:
+    dt = (r.get("DOCTYPE") or "").strip().lower()
+    if dt == "email":
+        return f"E|{(r.get('MESSAGEID') or '').strip().strip('<>')}|{'bcc' if (r.get('BCC') or '').strip() else ''}"
+    if dt == "attachment":
+        return f"A|{(r.get('PARENT_MESSAGEID') or '').strip().strip('<>')}|{(r.get('FILENAME') or '').strip()}"
+    return f"L|{(r.get('MD5HASH') or '').strip().lower()}"
+
+
+def pdf_page_text(path: Path) -> tuple[int | None, str]:
+    """(page count, text) of one image file; (None, "") if it is not a readable PDF."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(5) != b"%PDF-":
+                return None, ""
+        import pypdf
+
+        n = len(pypdf.PdfReader(str(path)).pages)
+        proc = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, timeout=60)
+        return n, proc.stdout.decode("utf-8", errors="replace")
+    except Exception:  # any malformed PDF is simply not a valid image
+        return None, ""
+
+
+def outcome(problems: list, ok_msg: str, expected=None) -> Outcome:
+    return Outcome(not problems, f"{len(problems)} problem(s)" if problems else ok_msg,
+                   expected=expected, seen=problems[:6] or None)
+
+
+def grade(ctx: GradeContext) -> Rubric:
+    r = Rubric()
+    ref = ctx.reference_json("expected.json")
+    vol = ctx.out(VOL)
+    rows, dat_ok, dat_info = parse_dat(vol / "DATA" / f"{VOL}.dat")
+    r.gate("DAT load file parses with the required fields", dat_ok)
+    opt, opt_ok = parse_opt(vol / "DATA" / f"{VOL}.opt")
+    r.gate("OPT load file parses", opt_ok)
+    rows = rows or []
+    opt = opt or []
+    keys = keys_for(rows)
+    by_key: dict[str, dict] = {}
+    for k, row in zip(keys, rows):
+        by_key.setdefault(k, row)
+    exp = {d["key"]: d for d in ref["produced"]}
+    exp_order = [d["key"] for d in ref["produced"]]
+    tags = ref["tags"]
+
+    # --- which documents are produced ----------------------------------------------------
+    missing = [k for k in exp_order if k not in by_key]
+    extra = sorted(set(keys) - set(exp))
+    r.check("produced document set is exact", 3,
+            Outcome(not missing and not extra, f"{len(missing)} missing, {len(extra)} unexpected",
+                    expected=f"{len(exp)} documents", seen={"missing": missing[:5], "unexpected": extra[:5]}))
+
+    def family_present(tag: str) -> list[str]:
+        return [t["key"] for t in tags.get(tag, [])]
+
+    problems = []
+    for tag in ("edge-in-newyear", "edge-in-june"):
+        problems += [f"{tag}: missing" for k in family_present(tag) if k not in by_key]
+    for tag in ("edge-out-newyear", "edge-out-june", "loose-out-of-range"):
+        problems += [f"{tag}: produced" for k in family_present(tag) if k in by_key]
+    r.check("date range applied to the family date in UTC", 2, outcome(problems, "edges right"))
+
+    problems = [f"{k} appears {keys.count(k)} times" for k in sorted(set(keys)) if keys.count(k) > 1]
+    for tag in ("bcc-pair", "resend-v1", "resend-v2", "loose-copy-of-priv-att", "dup-format", "loose-dup"):
+        problems += [f"{tag}: {k} missing" for k in family_present(tag) if k not in by_key]
+    r.check("deduplication: one copy per duplicate, BCC copy and re-send kept", 2,
+            outcome(problems, "no duplicates; distinct versions kept"))
+
+    problems = []
+    for tag in ("qp-hit", "b64-hit", "attachment-only-hit", "nested", "counsel-mentioned"):
+        fam = [d["key"] for d in ref["produced"] if d["family"] in family_present(tag)]
+        problems += [f"{tag}: {k} missing" for k in fam if k not in by_key]
+    nonresp = [t["key"] for ts in tags.values() for t in ts if t["in_range"] and not t["responsive"]]
+    problems += [f"non-responsive {k} produced" for k in nonresp if k in by_key]
+    r.check("responsiveness per family, after decoding, including attachment-only hits", 2,
+            outcome(problems, "planted hits produced, non-responsive families excluded"))
+
+    logged_keys = {d["key"] for d in ref["privilege_log"] if d["slip"] is None}
+    problems = [f"withheld {k} produced" for k in sorted(logged_keys) if k in by_key]
+    for tag in ("waived-third-party", "waived-personal", "counsel-mentioned", "wp-attachment"):
+        problems += [f"{tag}: {k} missing" for k in family_present(tag) if k not in by_key]
+    r.check("privileged families withheld, waived and non-privileged ones produced", 3,
+            outcome(problems, "privilege screen right"))
+
+    common = [k for k in keys if k in exp]
+    exp_common = [k for k in exp_order if k in set(common)]
+    seen_order = list(dict.fromkeys(common))
+    ok = seen_order == exp_common and len(exp_common) >= 0.8 * len(exp_order)
+    first_diff = next((i for i, (a, b) in enumerate(zip(seen_order, exp_common)) if a != b), None)
+    r.check("production order: families by UTC date, parent before attachments", 2,
+            Outcome(ok, "order right" if ok else f"order differs at position {first_diff}" if first_diff is not None
+                    else f"only {len(exp_common)} of {len(exp_order)} documents to order",
+                    expected=exp_common[first_diff] if first_diff is not None else None,
+                    seen=seen_order[first_diff] if first_diff is not None else None))
+
+    # --- Bates numbers and families -------------------------------------------------------
+    problems = []
+    prev_end = ref["bates_start"] - 1
+    for row in rows:
+        beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
+        try:
+            pc = int(row.get("PAGECOUNT", ""))
+        except ValueError:
+            pc = None
+        if beg is None or end is None:
+            problems.append(f"bad Bates {row.get('BEGBATES')!r}/{row.get('ENDBATES')!r}")
+            continue
+        if beg != prev_end + 1:
+            problems.append(f"{row['BEGBATES']} follows BRL{prev_end:07d}")
+        if pc is None or end - beg + 1 != pc or pc < 1:
+            problems.append(f"{row['BEGBATES']}: range {end - beg + 1} pages, PAGECOUNT {row.get('PAGECOUNT')!r}")
+        prev_end = end
+    if not rows:
+        problems.append("no documents")
+    r.check("Bates numbers: BRL prefix, 7 digits, start BRL0004201, contiguous, one per page", 2,
+            outcome(problems, "contiguous from BRL0004201"))
+
+    problems = []
+    families: dict[str, list[str]] = {}
+    for d in ref["produced"]:
+        families.setdefault(d["family"], []).append(d["key"])
+    checked = 0
+    for fam, members in families.items():
+        if not all(k in by_key for k in members):
+            continue
+        checked += 1
+        first, last = by_key[members[0]], by_key[members[-1]]
+        for k in members:
+            row = by_key[k]
+            if row.get("BEGATTACH") != first.get("BEGBATES") or row.get("ENDATTACH") != last.get("ENDBATES"):
+                problems.append(f"{k}: {row.get('BEGATTACH')}-{row.get('ENDATTACH')} != "
+                                f"{first.get('BEGBATES')}-{last.get('ENDBATES')}")
+    if checked < 0.8 * len(families):
+        problems.append(f"only {checked} of {len(families)} families complete")
+    r.check("family ranges BEGATTACH/ENDATTACH", 2, outcome(problems, f"{checked} families right"))
+
+    # --- metadata ---------------------------------------------------------------------------
+    present = [k for k in exp_order if k in by_key]
+    problems = []
+    for k in present:
+        row, d = by_key[k], exp[k]
+        if row.get("CUSTODIAN", "").strip() != d["custodian"]:
+            problems.append(f"{k}: CUSTODIAN {row.get('CUSTODIAN')!r} != {d['custodian']!r}")
+        if [x.strip() for x in row.get("ALLCUSTODIANS", "").split(";") if x.strip()] != d["allcustodians"]:
+            problems.append(f"{k}: ALLCUSTODIANS {row.get('ALLCUSTODIANS')!r} != {'; '.join(d['allcustodians'])!r}")
+    r.check("CUSTODIAN and ALLCUSTODIANS after global deduplication", 2,
+            outcome(problems if present else ["no documents"], f"{len(present)} documents right"))
+
+    problems = []
+    for k in present:
+        row, d = by_key[k], exp[k]
+        want = {"DOCTYPE": d["doctype"].lower(), "SUBJECT": fold(d["subject"]), "DATESENT": d["date"],
+                "TIMESENT": d["time"], "FILENAME": unicodedata.normalize("NFC", d["filename"])}
+        got = {"DOCTYPE": row.get("DOCTYPE", "").strip().lower(), "SUBJECT": fold(row.get("SUBJECT", "")),
+               "DATESENT": row.get("DATESENT", "").strip(), "TIMESENT": row.get("TIMESENT", "").strip(),
+               "FILENAME": unicodedata.normalize("NFC", row.get("FILENAME", "").strip())}
+        for f in ("FROM", "TO", "CC", "BCC"):
+            want[f] = sorted([d["from"]] if f == "FROM" and d["from"] else d[f.lower()] if f != "FROM" else [])
+            got[f] = sorted(split_list(row.get(f, "")))
+        bad = {f: (want[f], got[f]) for f in want if want[f] != got[f]}
+        if bad:
+            problems.append({k: bad})
+    r.check("metadata: DOCTYPE, addresses, decoded subject and file name, UTC date and time", 2,
+            outcome(problems if present else ["no documents"], f"{len(present)} documents right"))
+
+    problems = [f"{k}: {by_key[k].get('MD5HASH')!r} != {exp[k]['md5']}" for k in present
+                if by_key[k].get("MD5HASH", "").strip().lower() != exp[k]["md5"]]
+    r.check("MD5HASH per the protocol (email hash, file MD5)", 2,
+            outcome(problems if present else ["no documents"], f"{len(present)} hashes right"))
+
+    # --- OPT and images ---------------------------------------------------------------------
+    problems = []
+    images = vol / "IMAGES"
+    pages_total = sum(int(x["PAGECOUNT"]) for x in rows if x.get("PAGECOUNT", "").isdigit())
+    if len(opt) != pages_total:
+        problems.append(f"{len(opt)} OPT lines for {pages_total} pages")
+    breaks = {row.get("BEGBATES"): row.get("PAGECOUNT") for row in rows}
+    for line in opt:
+        key, volume, path, brk, _f, _b, count = (x.strip() for x in line)
+        if volume != VOL:
+            problems.append(f"{key}: volume {volume!r}")
+        if path != f"IMAGES\\{key}.pdf":
+            problems.append(f"{key}: path {path!r}")
+        if (brk == "Y") != (key in breaks):
+            problems.append(f"{key}: document break {brk!r}")
+        if key in breaks and count != breaks[key]:
+            problems.append(f"{key}: page count {count!r} != {breaks[key]!r}")
+        if key not in breaks and count:
+            problems.append(f"{key}: page count on a non-first page")
+    r.check("OPT: one line per page, breaks and page counts match the DAT", 2,
+            outcome(problems if opt else ["no OPT lines"], f"{len(opt)} pages"))
+
+    page_text: dict[str, str] = {}
+    problems = []
+    for row in rows:
+        beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
+        if beg is None or end is None or end < beg or end - beg > MAX_IMAGES:
+            continue
+        for n in range(beg, end + 1):
+            name = f"BRL{n:07d}"
+            count, text = pdf_page_text(images / f"{name}.pdf")
+            page_text[name] = text
+            if count != 1:
+                problems.append(f"{name}.pdf: {'missing or unreadable' if count is None else f'{count} pages'}")
+            elif name not in text.replace(" ", ""):
+                problems.append(f"{name}.pdf: Bates number not on the page")
+    r.check("images: a single-page PDF per Bates number, endorsed with it", 3,
+            outcome(problems if page_text else ["no images"], f"{len(page_text)} pages endorsed"))
+
+    def doc_image_text(row: dict) -> str:
+        beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
+        if beg is None or end is None:
+            return ""
+        return fold(" ".join(page_text.get(f"BRL{n:07d}", "") for n in range(beg, min(end, beg + MAX_IMAGES) + 1)))
+
+    problems = []
+    for k in present:
+        row, d = by_key[k], exp[k]
+        text = doc_image_text(row)
+        if d["slip"] == "native":
+            if NATIVE_SLIP not in text or row.get("PAGECOUNT") != "1":
+                problems.append(f"{k}: native slip sheet")
+        elif d["slip"] == "privilege":
+            if PRIV_SLIP not in text or row.get("PAGECOUNT") != "1":
+                problems.append(f"{k}: privilege slip sheet")
+        else:
+            need = [fold(w) for w in d["sentinel"]] + ([fold(d["subject"])] if d["subject"] else [])
+            lost = [w for w in need if w not in text]
+            if lost:
+                problems.append(f"{k}: image lacks {lost}")
+            if d["ext"] == "pdf" and row.get("PAGECOUNT") != str(d["pdf_pages"]):
+                problems.append(f"{k}: PDF imaged as {row.get('PAGECOUNT')} pages, original has {d['pdf_pages']}")
+    r.check("images render each whole document; slip sheets for natives and privilege", 2,
+            outcome(problems if present else ["no documents"], f"{len(present)} documents rendered"))
+
+    # --- natives and text ---------------------------------------------------------------------
+    problems = []
+    for k in present:
+        row, d = by_key[k], exp[k]
+        link = row.get("NATIVELINK", "").strip()
+        if d["native"]:
+            want = f"NATIVES\\{row.get('BEGBATES')}.{d['ext']}"
+            path = vol / "NATIVES" / f"{row.get('BEGBATES')}.{d['ext']}"
+            if link.lower() != want.lower():
+                problems.append(f"{k}: NATIVELINK {link!r} != {want!r}")
+            elif not path.is_file() or hashlib.md5(path.read_bytes()).hexdigest() != d["md5"]:
+                problems.append(f"{k}: native file missing or altered")
+        elif link:
+            problems.append(f"{k}: NATIVELINK {link!r} for a document that must not be native")
+    r.check("natives: spreadsheets produced natively, byte-identical, NATIVELINK right", 2,
+            outcome(problems if present else ["no documents"], "natives right"))
+
+    texts: dict[str, str] = {}
+    problems = []
+    for k in present:
+        row, d = by_key[k], exp[k]
+        want = f"TEXT\\{row.get('BEGBATES')}.txt"
+        if row.get("TEXTLINK", "").strip() != want:
+            problems.append(f"{k}: TEXTLINK {row.get('TEXTLINK')!r} != {want!r}")
+            continue
+        t, ok = read_text(vol / "TEXT" / f"{row.get('BEGBATES')}.txt")
+        if t is None:
+            problems.append(f"{k}: {ok.message}")
+            continue
+        texts[k] = fold(t)
+        if d["slip"] == "privilege":
+            if PRIV_SLIP not in texts[k]:
+                problems.append(f"{k}: privilege slip text")
+            continue
+        lost = [w for w in [fold(w) for w in d["sentinel"]] if w not in texts[k]]
+        if lost:
+            problems.append(f"{k}: text lacks {lost}")
+    r.check("extracted text: one UTF-8 file per document, TEXTLINK right, complete", 2,
+            outcome(problems if present else ["no documents"], f"{len(texts)} text files"))
+
+    # --- redaction and leaks ------------------------------------------------------------------
+    problems = []
+    blobs = [("TEXT", t) for t in texts.values()] + [("IMAGES", fold(t)) for t in page_text.values()]
+    native_dir = vol / "NATIVES"
+    for p in sorted(native_dir.iterdir()) if native_dir.is_dir() else []:
+        if p.is_file() and p.stat().st_size < 20_000_000:
+            blobs.append((f"NATIVES/{p.name}", zip_or_text(p)))
+    blobs.append(("DAT", " ".join(" ".join(x.values()) for x in rows)))
+    for ssn in ref["ssns"]:
+        where = [w for w, b in blobs if ssn in b]
+        if where:
+            problems.append(f"SSN {ssn[:3]}-**-**** in {where[:3]}")
+    for k in present:
+        row, d = by_key[k], exp[k]
+        flag = row.get("REDACTED", "").strip().upper()
+        if flag != ("Y" if d["redacted"] else "N"):
+            problems.append(f"{k}: REDACTED {flag!r}")
+        if d["redacted"] and ("[redacted]" not in texts.get(k, "") or "[redacted]" not in doc_image_text(row)):
+            problems.append(f"{k}: [REDACTED] marker missing from text or image")
+    r.check("SSNs redacted in images, text and natives; REDACTED flag right", 3,
+            outcome(problems if present else ["no documents"], "no SSN in the production"))
+
+    problems = []
+    for phrase in ref["withheld_phrases"]:
+        f = fold(phrase)
+        where = [w for w, b in blobs if f in b]
+        if where:
+            problems.append(f"{phrase[:50]!r} in {where[:3]}")
+    r.check("no withheld privileged content in the production", 2,
+            outcome(problems if rows else ["no production"], "nothing leaked"))
+
+    # --- privilege log ------------------------------------------------------------------------
+    log_rows, log_ok = load_table(ctx.out("privilege_log.csv"), LOG_FIELDS)
+    exp_log = {d["key"]: d for d in ref["privilege_log"]}
+    got_log = {log_key(x): x for x in log_rows or []}
+    problems = [] if log_rows is not None else [log_ok.message]
+    if log_rows is not None:
+        problems += [f"missing {k}" for k in exp_log if k not in got_log]
+        problems += [f"unexpected {k}" for k in got_log if k not in exp_log]
+        if len(log_rows) != len(got_log):
+            problems.append("duplicate log entries")
+        for k, d in exp_log.items():
+            x = got_log.get(k)
+            if x is None:
+                continue
+            if (x.get("PRIVILEGE_BASIS") or "").strip() != d["basis"]:
+                problems.append(f"{k}: basis {x.get('PRIVILEGE_BASIS')!r} != {d['basis']!r}")
+            want_bates = by_key[d["key"]].get("BEGBATES") if d["slip"] and d["key"] in by_key else ""
+            if d["slip"] and not want_bates:
+                want_bates = "<its Bates number>"
+            if (x.get("BEGBATES") or "").strip() != want_bates:
+                problems.append(f"{k}: BEGBATES {x.get('BEGBATES')!r} != {want_bates!r}")
+    r.check("privilege log: every withheld or slip-sheeted document, basis and Bates", 3,
+            outcome(problems, f"{len(exp_log)} entries right"))
+
+    problems = [] if log_rows is not None else [log_ok.message]
+    for k, d in exp_log.items():
+        x = got_log.get(k)
+        if x is None:
+            continue
+        want = {"CUSTODIAN": d["custodian"], "ALLCUSTODIANS": "; ".join(d["allcustodians"]),
+                "DATESENT": d["date"], "MD5HASH": d["md5"], "SUBJECT": fold(d["subject"]),
+                "FROM": sorted([d["from"]] if d["from"] else []), "TO": sorted(d["to"]), "CC": sorted(d["cc"])}
+        got = {"CUSTODIAN": (x.get("CUSTODIAN") or "").strip(),
+               "ALLCUSTODIANS": "; ".join(v.strip() for v in (x.get("ALLCUSTODIANS") or "").split(";") if v.strip()),
+               "DATESENT": (x.get("DATESENT") or "").strip(), "MD5HASH": (x.get("MD5HASH") or "").strip().lower(),
+               "SUBJECT": fold(x.get("SUBJECT") or ""), "FROM": sorted(split_list(x.get("FROM"))),
+               "TO": sorted(split_list(x.get("TO"))), "CC": sorted(split_list(x.get("CC")))}
+        bad = {f: (want[f], got[f]) for f in want if want[f] != got[f]}
+        if bad:
+            problems.append({k: bad})
+    r.check("privilege log metadata: custodians, date, parties, subject, hash", 1,
+            outcome(problems, "metadata right"))
+
+    # --- search term report ---------------------------------------------------------------------
+    rep, rep_ok = load_table(ctx.out("search_term_report.csv"), ["term_id", "documents", "families", "unique_documents"])
+    problems = [] if rep is not None else [rep_ok.message]
+    got_rep = {(x.get("term_id") or "").strip(): x for x in rep or []}
+    for t in ref["search_report"]:
+        x = got_rep.get(t["term_id"])
+        if x is None:
+            if rep is not None:
+                problems.append(f"{t['term_id']} missing")
+            continue
+        for f in ("documents", "families", "unique_documents"):
+            if (x.get(f) or "").strip() != str(t[f]):
+                problems.append(f"{t['term_id']}.{f}: {x.get(f)!r} != {t[f]}")
+    r.check("search term report: document, family and unique hit counts", 2,
+            outcome(problems, "all counts exact", expected={t["term_id"]: [t["documents"], t["families"],
+                                                                          t["unique_documents"]]
+                                                             for t in ref["search_report"]}))
+
+    problems = []
+    if dat_info["header"] != FIELDS:
+        problems.append(f"field order {dat_info['header'][:6]}...")
+    if not dat_info["qualified"]:
+        problems.append("not every value is enclosed in þ")
+    if not dat_info["crlf"]:
+        problems.append("lines do not end with CRLF")
+    r.check("DAT format: field order, þ qualifiers, DC4 delimiters, CRLF", 1,
+            outcome(problems if rows else ["no DAT"], "Concordance format"))
+    return r
+
+
+def zip_or_text(p: Path) -> str:
+    """Searchable text of a native: the XML of an OOXML container, or the bytes as text."""
+    import zipfile
+
+    data = p.read_bytes()
+    if data[:2] == b"PK":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                return fold(" ".join(z.read(n).decode("utf-8", "replace") for n in z.namelist()
+                                     if n.endswith(".xml") and z.getinfo(n).file_size < 20_000_000))
+        except (zipfile.BadZipFile, OSError, ValueError):
+            pass
+    return fold(data.decode("utf-8", "replace"))
+
+
+def load_table(path: Path, required: list[str]) -> tuple[list[dict] | None, Outcome]:
+    text, ok = read_text(path)
+    if text is None:
+        return None, ok
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = [h.strip() for h in reader.fieldnames or []]
+        rows = [{(k or "").strip(): v for k, v in row.items()} for row in reader]
+    except csv.Error as e:
+        return None, Outcome(False, f"{path.name} is not valid CSV: {e}")
+    lacking = [c for c in required if c not in header]
+    if lacking:
+        return None, Outcome(False, f"{path.name} lacks columns {lacking}")
+    return rows, Outcome(True, f"{len(rows)} rows")
