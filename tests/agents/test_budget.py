@@ -46,3 +46,23 @@ def test_gateway_stops_a_trial_over_its_token_budget(agent: str, tmp_path: Path)
     assert refused and "budget is exhausted" in refused[0]["error"]
     traj = json.loads((folder / "trajectory.json").read_text())
     assert traj["final_metrics"]["extra"]["budget_exhausted"] == usage["budget_exhausted"]
+
+
+def test_cost_budget_stops_a_priced_trial(tmp_path: Path) -> None:
+    script = tmp_path / "priced.yaml"
+    script.write_text("""
+price_as: claude-sonnet-4-5
+turns:
+  - shell: echo one
+    usage: {input_tokens: 100000, output_tokens: 10000}
+  - shell: echo two
+    usage: {input_tokens: 100000, output_tokens: 10000}
+  - text: Done.
+""")
+    trial = run_json("run", COLUMN_TOTAL, "--agent", "lastexam-agent", "--model", f"scripted:{script}",
+                     "--max-cost-usd", "0.5", "--out", tmp_path / "run")["trials"][0]
+    # $0.45 a call (100k x $3 + 10k x $15 per million): the second call crosses $0.50
+    assert trial["status"] == "budget_exhausted"
+    assert "cost budget exhausted" in trial["error"]
+    assert trial["gateway"]["cost_usd"] == pytest.approx(0.9)
+    assert trial["gateway"]["model_calls"] == 2 and trial["gateway"]["refused_calls"] == 1
