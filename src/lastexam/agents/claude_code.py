@@ -11,7 +11,8 @@ from lastexam.trajectory.schema import Step
 
 # 2.1.197 is the newest release whose package accepts Node 20 (2.1.198+ require Node 22).
 TOOLCHAIN = NpmToolchain("claude-code", "@anthropic-ai/claude-code", "2.1.197",
-                         "@anthropic-ai/claude-code/bin/claude.exe", min_node=18)
+                         "@anthropic-ai/claude-code/bin/claude.exe", min_node=18,
+                         place_binary="@anthropic-ai/claude-code/install.cjs")
 
 
 class ClaudeCodeAgent(GatewayAgent):

@@ -20,6 +20,7 @@ from lastexam.errors import LastexamError
 from lastexam.paths import home_subdir
 
 MARKER = "lastexam-agent.json"
+STUB_BYTES = 64 * 1024  # a native binary is megabytes; a placeholder script is not
 NODE = "/usr/bin/node"  # the sandbox sees the system's /usr only
 
 
@@ -30,6 +31,9 @@ class NpmToolchain:
     version: str
     bin: str  # path of the executable under node_modules/
     min_node: int = 20
+    # A package's own postinstall script (under node_modules/) that puts a native binary in
+    # place of a stub executable: run when npm skipped install scripts and the stub is left.
+    place_binary: str | None = None
 
     @property
     def root(self) -> Path:
@@ -78,8 +82,16 @@ class NpmToolchain:
             if proc.returncode != 0:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise LastexamError(f"npm install {self.package}@{self.version} failed:\n{proc.stdout[-3000:]}")
-            if not (tmp / "node_modules" / self.bin).exists():
+            exe = tmp / "node_modules" / self.bin
+            if not exe.exists():
                 raise LastexamError(f"{self.package}@{self.version} installed no {self.bin}")
+            if self.place_binary and exe.stat().st_size < STUB_BYTES:
+                script = tmp / "node_modules" / self.place_binary
+                log(f"npm skipped install scripts: running {self.place_binary}")
+                subprocess.run([NODE, str(script)], cwd=script.parent, check=False,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                if exe.stat().st_size < STUB_BYTES:
+                    raise LastexamError(f"{self.bin} is still a stub after {self.place_binary}")
             (tmp / MARKER).write_text(json.dumps({"package": self.package, "version": self.version}))
             _world_readable(tmp)
             shutil.rmtree(self.root, ignore_errors=True)
