@@ -59,10 +59,20 @@ def save_trajectory(
     summary: SessionSummary | None,
     duration_s: float | None,
 ) -> None:
-    """Never fails the trial: a trajectory is evidence about the run, not part of its result."""
+    """Never fails the trial: a trajectory is evidence about the run, not part of its result
+    (a trial whose trajectory could not be written has no trajectory.json)."""
     native = None
     with contextlib.suppress(Exception):
         native = agent.native_steps(logs)
+    with contextlib.suppress(Exception):
+        _write(root, trial_id, agent, agent_version, model, instruction, native, summary,
+               duration_s)
+
+
+def _write(
+    root: Path, trial_id: str, agent: Agent, agent_version: str, model: str, instruction: str,
+    native: list | None, summary: SessionSummary | None, duration_s: float | None,
+) -> None:
     trajectory = build_trajectory(
         session_id=trial_id,
         agent=agent.name,
