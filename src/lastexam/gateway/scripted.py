@@ -21,7 +21,14 @@ from pydantic import ValidationError
 from lastexam.errors import LastexamError, describe_validation_error
 from lastexam.gateway.models import Script, ScriptTurn, Usage
 from lastexam.gateway.upstream import Outcome, Sink
-from lastexam.gateway.wire import Reply, ToolCall, Wire, WireRequest, estimate_tokens
+from lastexam.gateway.wire import (
+    Reply,
+    SSEParser,
+    ToolCall,
+    Wire,
+    WireRequest,
+    estimate_tokens,
+)
 
 SIDE_ANSWER = "OK"
 
@@ -132,10 +139,9 @@ class ScriptedUpstream:
 
 
 def _logged(chunks: list[bytes], stream: bool) -> object:
+    """What the log keeps of an answer: its JSON body, or its streamed events' payloads."""
     if not stream:
         return json.loads(b"".join(chunks))
-    from lastexam.gateway.wire import SSEParser
-
     parser = SSEParser()
     for c in chunks:
         parser.feed(c)
