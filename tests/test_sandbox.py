@@ -171,3 +171,18 @@ def _with_limits(tmp_path: Path, line: str) -> Path:
     toml = task / "task.toml"
     toml.write_text(toml.read_text() + f"\n[limits]\n{line}\n")
     return task
+
+
+def test_background_processes_end_with_the_agent(tmp_path: Path) -> None:
+    """When the agent's own process exits, what it left running is killed: the trial does not
+    wait for it (nor for the exec-log tracer)."""
+    marker = f"lastexam-test-orphan-{os.getpid()}"
+    cmd = (
+        f"(exec -a {marker} sleep 1000 &); setsid sh -c 'exec -a {marker} sleep 1000' & "
+        "echo '{\"total\": 6.75, \"count\": 3}' > /task/output/result.json"
+    )
+    started = time.monotonic()
+    trial = run_command_agent(cmd, tmp_path / "run", COLUMN_TOTAL, "--timeout", "60")
+    assert time.monotonic() - started < 30
+    assert trial["status"] == "completed" and trial["score"] == 1.0
+    assert [p for p in os.listdir("/proc") if p.isdigit() and marker.encode() in _cmdline(p)] == []

@@ -25,11 +25,13 @@ _STR = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 def trace_argv(argv: list[str]) -> list[str]:
     """Wrap an agent's command so that strace records every execve of it and its children.
-    --seccomp-bpf stops the tracee only at execve, so short-lived processes cost little."""
+    --seccomp-bpf stops the tracee only at execve, so short-lived processes cost little. -D
+    makes the agent, not strace, the sandbox's main process: when the agent exits, the sandbox
+    ends even if it left background processes (strace -f alone would wait for them)."""
     if shutil.which("strace") is None:
         return argv
     return [
-        "strace", "-f", "-q", "--seccomp-bpf", "-e", "trace=execve,execveat", "-e", "signal=none",
+        "strace", "-D", "-f", "-q", "--seccomp-bpf", "-e", "trace=execve,execveat", "-e", "signal=none",
         "-ttt", "-s", "256", "-o", f"{EXEC_DIR_IN_SANDBOX}/{STRACE_LOG}", "--", *argv,
     ]
 
