@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -9,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lastexam.gateway.models import SessionSummary
 
 SCHEMA_VERSION = 2
+MAX_MODEL_IN_ID = 48
 
 TrialStatus = Literal[
     "completed", "timeout", "budget_exhausted", "agent_error", "infra_error", "grader_error"
@@ -60,7 +62,12 @@ class TrialKey(BaseModel):
 
     @property
     def trial_id(self) -> str:
+        """Folder, cgroup and row name of the trial. Long models (scripted:/abs/path.yaml)
+        are shortened with a hash so that names stay far below the 255-byte limit."""
         model = "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in self.model)
+        if len(model) > MAX_MODEL_IN_ID:
+            digest = hashlib.sha256(self.model.encode()).hexdigest()[:10]
+            model = f"{model[:MAX_MODEL_IN_ID - 11]}-{digest}"
         return f"{self.task_id}__{self.agent}__{model or 'none'}__{self.attempt}"
 
 
