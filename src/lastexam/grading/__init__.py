@@ -28,6 +28,7 @@ from lastexam.grading.files import (
     size_between,
     zip_is_sane,
 )
+from lastexam.grading.office import is_error_value, recalculate_xlsx
 from lastexam.grading.rubric import Check, Outcome, Rubric, full_pass_of, score_of
 from lastexam.grading.values import MISSING, all_near, as_number, equal, get, near, same_set, within
 
@@ -48,12 +49,14 @@ __all__ = [
     "get",
     "hash_is",
     "inputs_untampered",
+    "is_error_value",
     "load_csv",
     "load_json",
     "load_xlsx",
     "near",
     "pdf_text",
     "read_text",
+    "recalculate_xlsx",
     "same_set",
     "score_of",
     "sha256_file",

@@ -14,11 +14,18 @@ numbers USD 0.05 (the same rounding, on fewer terms).
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
-from lastexam.grading import GradeContext, Outcome, Rubric, get, load_json, load_xlsx, near
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    get,
+    is_error_value,
+    load_json,
+    load_xlsx,
+    near,
+    recalculate_xlsx,
+)
 
 WORKBOOK = "fixed_assets_fy2025.xlsx"
 SCHEDULE_COLUMNS = ["asset_id", "category", "opening_cost", "additions", "disposals_cost",
@@ -28,41 +35,11 @@ ROLLFORWARD_COLUMNS = ["category", "opening_cost", "additions", "disposals_cost"
                        "opening_accumulated", "fy_depreciation", "disposals_accumulated",
                        "closing_accumulated", "closing_nbv"]
 FORMULA_COLUMNS = ["opening_accumulated", "fy_depreciation", "closing_nbv", "gain_loss"]
-ERROR_VALUE = re.compile(r"^(#(NAME\?|VALUE!|REF!|DIV/0!|N/A|NUM!|NULL!)|Err:\d+)")
 # A formula made only of literals ("=1234.5", "=100*12") is a typed number in disguise.
 CONSTANT_FORMULA = re.compile(r"^=\s*[-+(]*[\d.]+(\s*[-+*/^]\s*[-+(]*[\d.]+\)*)*\s*\)*$")
 ASSET_TOL = 0.01
 SUM_TOL = 0.10
 FOOT_TOL = 0.05
-RECALC_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="OOXMLRecalcMode" oor:op="fuse"><value>0</value></prop></item>
-<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="ODFRecalcMode" oor:op="fuse"><value>0</value></prop></item>
-</oor:items>
-"""
-
-
-def recalculate(src: Path, scratch: Path, tag: str) -> tuple[Path | None, Outcome]:
-    """LibreOffice opens src with recalculation forced and saves it as XLSX."""
-    profile = scratch / f"lo-profile-{tag}"
-    (profile / "user").mkdir(parents=True, exist_ok=True)
-    (profile / "user" / "registrymodifications.xcu").write_text(RECALC_PROFILE)
-    work, outdir = scratch / f"in-{tag}", scratch / f"out-{tag}"
-    work.mkdir(exist_ok=True)
-    outdir.mkdir(exist_ok=True)
-    copy = work / "model.xlsx"
-    shutil.copyfile(src, copy)
-    cmd = ["soffice", f"-env:UserInstallation=file://{profile}", "--headless", "--calc",
-           "--convert-to", "xlsx", "--outdir", str(outdir), str(copy)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=240)
-    except (subprocess.TimeoutExpired, OSError) as e:
-        return None, Outcome(False, f"LibreOffice did not finish: {e}")
-    out = outdir / "model.xlsx"
-    if proc.returncode != 0 or not out.is_file():
-        tail = (proc.stderr or b"").decode(errors="replace")[-300:]
-        return None, Outcome(False, f"LibreOffice could not convert the workbook (exit {proc.returncode}): {tail}")
-    return out, Outcome(True, "recalculated by LibreOffice")
 
 
 def header_map(ws) -> dict[str, int]:
@@ -132,7 +109,7 @@ def grade(ctx: GradeContext) -> Rubric:
     r.gate(f"{WORKBOOK} is a readable XLSX workbook", readable)
     recalc_path, recalc_ok = (None, Outcome(False, "no workbook"))
     if formulas_wb is not None:
-        recalc_path, recalc_ok = recalculate(src, ctx.scratch, "main")
+        recalc_path, recalc_ok = recalculate_xlsx(src, ctx.scratch, "main")
     r.gate("LibreOffice recalculates the workbook", recalc_ok)
     values_wb = load_xlsx(recalc_path, data_only=True).value if recalc_path else None
 
@@ -172,7 +149,7 @@ def grade(ctx: GradeContext) -> Rubric:
     for name, ws in (("Schedule", sched_v), ("RollForward", roll_v)):
         for row in ws.iter_rows() if ws is not None else []:
             for c in row:
-                if isinstance(c.value, str) and ERROR_VALUE.match(c.value):
+                if is_error_value(c.value):
                     errors.append(f"{name}!{c.coordinate}={c.value}")
     present = sched_v is not None and roll_v is not None
     r.check("no error values in Schedule and RollForward after recalculation", 1,
@@ -307,7 +284,7 @@ def probe(ctx: GradeContext, ref: dict, possible: bool) -> Outcome:
         wb.save(edited)
     except Exception as e:  # openpyxl can fail to re-save exotic content
         return Outcome(False, f"could not write the edited workbook: {type(e).__name__}: {e}")
-    path, ok = recalculate(edited, ctx.scratch, "probe")
+    path, ok = recalculate_xlsx(edited, ctx.scratch, "probe")
     if path is None:
         return ok
     vwb = load_xlsx(path, data_only=True).value
