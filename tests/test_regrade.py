@@ -53,4 +53,5 @@ def test_regrade_one_task_and_grader_failure(tmp_path: Path) -> None:
     assert regraded[0]["status"] == "grader_error" and regraded[0]["new_score"] is None
     shown = run_json("show", run)
     assert shown["summary"]["statuses"] == {"grader_error": 1}
-    assert shown["summary"]["excluded"] == 1  # a grader failure does not count as a 0
+    # a grader failure counts as 0: output that breaks a grader must not leave the metrics
+    assert shown["summary"]["excluded"] == 0 and shown["summary"]["ms"] == 0.0

@@ -34,8 +34,8 @@ def counts(t: TrialRecord | TrialRow) -> bool:
 
 
 def summarize(all_trials: list[TrialRecord] | list[TrialRow]) -> dict[str, Any]:
-    """FPR and MS over the trials that count (infrastructure and grader failures do not:
-    they are in `statuses` and `excluded`)."""
+    """FPR and MS over the trials that count (infrastructure failures do not: they are in
+    `statuses` and `excluded`; a grader failure counts as 0)."""
     clusters = [c.id for c in load_taxonomy().clusters]
     statuses: dict[str, int] = {}
     for t in all_trials:

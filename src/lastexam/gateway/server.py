@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import socketserver
+import struct
 import threading
 import time
 from datetime import UTC, datetime
@@ -32,6 +33,9 @@ from lastexam.gateway.upstream import UPSTREAM_TIMEOUT, HttpUpstream, Outcome
 from lastexam.gateway.wire import Wire, WireRequest, wire_for_path
 
 MAX_BODY = 64 * 1024 * 1024
+MAX_CONNECTIONS_PER_SANDBOX = 64  # further connections are closed at once
+MAX_IN_FLIGHT_PER_SANDBOX = 8  # further requests wait before their body is read
+IDLE_TIMEOUT_S = 600  # a connection silent this long (reading or writing) is closed
 
 
 def now_iso() -> str:
@@ -39,9 +43,62 @@ def now_iso() -> str:
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """One thread per connection, with caps per connecting sandbox (told apart by the pid
+    namespace of the peer process), so that no trial can flood the run's gateway."""
+
     daemon_threads = True
     allow_reuse_address = True
     gateway: Gateway
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        self._caps_lock = threading.Lock()
+        self._connections: dict[str, int] = {}
+        self._in_flight: dict[str, threading.BoundedSemaphore] = {}
+        self._peer_of: dict[int, str] = {}
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        peer = _peer_sandbox(request)
+        with self._caps_lock:
+            n = self._connections.get(peer, 0)
+            if n < MAX_CONNECTIONS_PER_SANDBOX:
+                self._connections[peer] = n + 1
+                self._peer_of[id(request)] = peer
+        if n >= MAX_CONNECTIONS_PER_SANDBOX:
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._caps_lock:
+                peer = self._peer_of.pop(id(request), "")
+                self._connections[peer] = self._connections.get(peer, 1) - 1
+                if self._connections[peer] <= 0:
+                    self._connections.pop(peer, None)
+
+    def in_flight(self, request: Any) -> threading.BoundedSemaphore:
+        """The semaphore bounding the requests a sandbox has in flight (each holds its body)."""
+        with self._caps_lock:
+            peer = self._peer_of.get(id(request), "")
+            if peer not in self._in_flight:
+                self._in_flight[peer] = threading.BoundedSemaphore(MAX_IN_FLIGHT_PER_SANDBOX)
+            return self._in_flight[peer]
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hangs up or sends garbage is its own problem; nothing to print
+
+
+def _peer_sandbox(sock: socket.socket) -> str:
+    """The pid namespace of the process at the other end of a unix socket: one per sandbox."""
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        pid = struct.unpack("3i", creds)[0]
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return "unknown"
 
 
 class Gateway:
@@ -164,6 +221,7 @@ def _token(headers: Any, query: dict[str, str]) -> str | None:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    timeout = IDLE_TIMEOUT_S
     # Buffered: an answer's headers and body leave in one write (a TCP bridge would otherwise
     # relay them as two segments and stall on delayed ACKs); streams flush every event.
     wbufsize = 1 << 16
@@ -190,6 +248,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._plain(404, b'{"error": "not found"}', "application/json")
 
     def do_POST(self) -> None:
+        with self.server.in_flight(self.request):
+            self._post()
+
+    def _post(self) -> None:
         received = time.monotonic()
         parts = urlsplit(self.path)
         query = dict(parse_qsl(parts.query))

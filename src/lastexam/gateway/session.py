@@ -12,6 +12,10 @@ from lastexam.gateway.prices import PriceTable
 from lastexam.gateway.providers import ModelSpec
 from lastexam.gateway.upstream import Upstream
 
+# The log holds each request's body (up to 64 MB, the agent's to choose) on the host's disk:
+# past this size per trial, calls are logged without their bodies.
+MAX_LOG_BYTES = 512 * 1024 * 1024
+
 
 class Session:
     def __init__(
@@ -34,6 +38,7 @@ class Session:
         self._lock = threading.Lock()
         self._log: IO[str] = open(log_path, "a", encoding="utf-8")  # noqa: SIM115
         self._seq = 0
+        self._log_bytes = 0
         self.summary = SessionSummary(
             model=spec.text, price_table=prices.version, budget=budget
         )
@@ -72,7 +77,15 @@ class Session:
                     s.cost_usd = None
                 self._check_budget()
             if not self._log.closed:
-                self._log.write(call.model_dump_json(exclude_none=False) + "\n")
+                line = call.model_dump_json(exclude_none=False)
+                if self._log_bytes + len(line) > MAX_LOG_BYTES:
+                    line = call.model_copy(update={
+                        "request": None, "response": None,
+                        "error": (call.error or "") + " [bodies not logged: the trial's gateway "
+                        f"log reached {MAX_LOG_BYTES} bytes]",
+                    }).model_dump_json(exclude_none=False)
+                self._log_bytes += len(line) + 1
+                self._log.write(line + "\n")
                 self._log.flush()
 
     def _check_budget(self) -> None:

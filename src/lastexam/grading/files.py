@@ -78,8 +78,8 @@ def load_json(path: Path, *, expect: type | None = dict) -> Loaded:
         return Loaded(None, outcome)
     try:
         value = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
-        return Loaded(None, Outcome(False, f"{path.name} is not valid JSON: {e}"))
+    except (ValueError, RecursionError) as e:  # ValueError: also integers over 4300 digits
+        return Loaded(None, Outcome(False, f"{path.name} is not valid JSON: {str(e)[:300]}"))
     if expect is not None and not isinstance(value, expect):
         return Loaded(
             None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import sys
 import traceback
@@ -41,17 +42,29 @@ def run_grader(ctx: GradeContext) -> Rubric:
     return rubric
 
 
+def _finite(value: object) -> object:
+    """Evidence may hold NaN or infinities read from agent output; JSON has no such numbers."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def main(argv: list[str]) -> int:
     context_path, result_path = Path(argv[0]), Path(argv[1])
     ctx = GradeContext.from_json(json.loads(context_path.read_text()))
     try:
         result = {"status": "ok", "rubric": run_grader(ctx).to_dict()}
+        text = json.dumps(_finite(result), allow_nan=False, default=repr)
         code = 0
     except BaseException:  # the grader's failure, whatever it is, is reported, not hidden
-        result = {"status": "error", "error": traceback.format_exc(limit=20)[-8000:]}
+        text = json.dumps({"status": "error", "error": traceback.format_exc(limit=20)[-8000:]})
         code = 3
     tmp = result_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, allow_nan=False, default=repr))
+    tmp.write_text(text)
     os.replace(tmp, result_path)
     return code
 

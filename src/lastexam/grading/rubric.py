@@ -49,9 +49,12 @@ def _jsonable(value: Any) -> Any:
         text = json.dumps(value, default=repr, allow_nan=False)
         if len(text) <= EVIDENCE_MAX_CHARS:
             return json.loads(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         pass
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # nested too deep, or an int too long to print
+        text = f"<{type(value).__name__} too deep or too long to show>"
     return text if len(text) <= EVIDENCE_MAX_CHARS else text[: EVIDENCE_MAX_CHARS - 3] + "..."
 
 

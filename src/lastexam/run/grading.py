@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from lastexam.sandbox.base import Mount, SandboxLimits, SandboxProvider, Sandbox
 from lastexam.store.db import now_iso
 from lastexam.store.models import CheckResult, GradeRecord
 from lastexam.task.load import Task
+from lastexam.untrusted import remove_tree, tail
 
 LIB_IN_SANDBOX = "/opt/lastexam/lib"
 MAX_RESULT_BYTES = 32 * 1024 * 1024
@@ -33,8 +33,7 @@ class GradeRequest:
 def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> GradeRecord:
     task = req.task
     task_copy = area.task_copy(task)
-    if req.workdir.exists():
-        shutil.rmtree(req.workdir)
+    remove_tree(req.workdir)
     result_dir, scratch = req.workdir / "result", req.workdir / "scratch"
     for d in (req.workdir, result_dir, scratch):
         d.mkdir(parents=True)
@@ -128,7 +127,4 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
 
 
 def _tail(path: Path, n: int = 1500) -> str:
-    try:
-        return path.read_bytes()[-n:].decode(errors="replace").strip()
-    except OSError:
-        return ""
+    return tail(path, n)

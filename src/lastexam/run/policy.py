@@ -2,8 +2,9 @@
 whether to retry it (how often, with what backoff), whether to grade what it left, and
 whether its score counts toward the metrics. Every trial records the decision taken.
 
-Agent-side endings are the agent's result and always count; infrastructure failures are the
-harness's or the machine's and never count (they are retried, then reported apart).
+Agent-side endings are the agent's result and always count, and so does a grader failure (as
+0, until a regrade); infrastructure failures are the harness's or the machine's and never
+count (they are retried, then reported apart).
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ POLICY: dict[str, Policy] = {
     "agent_output_limit": Policy("agent_error", 0, 0.0, grade=True, counts=True),
     "timeout": Policy("timeout", 0, 0.0, grade=True, counts=True),
     "budget_exhausted": Policy("budget_exhausted", 0, 0.0, grade=True, counts=True),
-    # the grader failed on what the agent left: deterministic, so retrying will not help
-    "grader_failed": Policy("grader_error", 0, 0.0, grade=False, counts=False),
+    # the grader failed on what the agent left: deterministic, so retrying will not help. It
+    # counts as 0: output crafted to crash or hang a grader must not take a trial out of the
+    # metrics (docs/integrity.md); a fixed grader's `lastexam regrade` replaces the 0.
+    "grader_failed": Policy("grader_error", 0, 0.0, grade=False, counts=True),
     # infrastructure: not the agent's doing
     "sandbox_failed": Policy("infra_error", 2, 2.0, grade=False, counts=False),
     "staging_failed": Policy("infra_error", 2, 1.0, grade=False, counts=False),

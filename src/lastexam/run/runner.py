@@ -6,9 +6,7 @@ from __future__ import annotations
 import os
 import platform
 import secrets
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -23,14 +21,16 @@ from lastexam.gateway.models import Budget
 from lastexam.gateway.providers import PROVIDERS, SCRIPTED, parse_model
 from lastexam.gateway.server import Gateway, check_model
 from lastexam.paths import package_dir
+from lastexam.run.leftovers import RunClaim, claim_run, remove_leftovers, sweep_dead_runs
 from lastexam.run.policy import RunAborted
 from lastexam.run.trial import TrialPlan, TrialRunner
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.bwrap import BwrapProvider
-from lastexam.store.db import Store
+from lastexam.store.db import Store, create_store
 from lastexam.store.models import RunConfig, TrialKey, TrialRecord
 from lastexam.task.load import Task, discover_tasks
 from lastexam.task.spec import MAX_TIMEOUT_S
+from lastexam.untrusted import remove_tree
 
 
 @dataclass
@@ -107,10 +107,8 @@ def uses_gateway(plans: list[TrialPlan]) -> bool:
 
 
 def gateway_socket(area: RunWorkArea) -> Path:
-    """Where the run's gateway listens; a unix socket path must stay under ~107 bytes."""
-    path = area.root / "gateway" / "gateway.sock"
-    if len(os.fsencode(path)) > 100:
-        path = Path(tempfile.mkdtemp(prefix="lastexam-gw-")) / "gateway.sock"
+    """Where the run's gateway listens (see RunWorkArea.gateway_dir)."""
+    path = area.gateway_dir / "gateway.sock"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.parent.chmod(0o711)  # the sandbox's uid connects by name, never lists it
     return path
@@ -154,12 +152,16 @@ def execute(
         )
         config = _absolute_scripts(config)
     gateway: Gateway | None = None
+    area = RunWorkArea.for_run(run_id)
+    claim: RunClaim | None = None
     try:
+        claim = claim_run(area)
+        sweep_dead_runs(area.root.parent, skip=run_id)
+        # A killed run's leftovers (sandboxes, cgroups, workspaces, task copies) are not reused.
+        remove_leftovers(area)
         # Everything that can be wrong with the request is found before the run directory exists.
         tasks = discover_tasks([Path(p) for p in config.task_paths])
         plans = plan_trials(tasks, config)
-        area = RunWorkArea.for_run(run_id)
-        area.remove()  # a killed run's leftovers (workspaces, task copies) are not reused
         provider = make_provider(config.sandbox, area.etc)
         check_ready(plans, provider)
         if store is None:
@@ -219,6 +221,9 @@ def execute(
             gateway.stop()
         if store is not None:
             store.close()
+        if claim is not None:
+            area.remove()
+            claim.release()
 
 
 def _absolute_scripts(config: RunConfig) -> RunConfig:
@@ -250,10 +255,11 @@ def _create_run(run_dir: Path, run_id: str, config: RunConfig) -> Store:
             "this run directory already holds a run: pass --resume to finish it, or another --out",
             path=run_dir,
         )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    store = Store(run_dir, create=True)
-    store.create_run(run_id, config, __version__, git_commit())
-    return store
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise LastexamError(f"cannot create the run directory: {e.strerror}", path=run_dir) from None
+    return create_store(run_dir, run_id, config, __version__, git_commit())
 
 
 def _clean_unfinished(run_dir: Path, store: Store) -> set[str]:
@@ -263,5 +269,5 @@ def _clean_unfinished(run_dir: Path, store: Store) -> set[str]:
     if trials.is_dir():
         for p in trials.iterdir():
             if p.name.startswith(".tmp-") or p.name not in done:
-                shutil.rmtree(p, ignore_errors=True)
+                remove_tree(p)
     return done

@@ -34,6 +34,7 @@ from lastexam.sandbox.base import (
 from lastexam.store.db import Store, now_iso
 from lastexam.store.models import GradeRecord, TrialKey, TrialRecord
 from lastexam.task.load import Task
+from lastexam.untrusted import remove_tree
 from lastexam.usage.execlog import EXEC_DIR_IN_SANDBOX, HOOK_DIR_IN_SANDBOX, trace_argv
 from lastexam.usage.record import record_usage
 
@@ -144,6 +145,7 @@ class TrialRunner:
             after = inputs_state(task.inputs_dir, ws.inputs)
             missing = [o for o in task.spec.outputs if not (ws.snapshot / o).is_file()]
             usage = record_usage(ws.exec_log, ws.logs / "exec.jsonl", task.spec.software)
+            ws.free_agent_areas()
             lap("collect")
             step = "grade"
             if POLICY[kind].grade:
@@ -299,8 +301,8 @@ class TrialRunner:
         trials = self.run_dir / "trials"
         final = trials / record.trial_id
         tmp = trials / f".tmp-{record.trial_id}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(final, ignore_errors=True)
+        remove_tree(tmp)
+        remove_tree(final)
         tmp.mkdir(parents=True)
         moves = [
             (ws.snapshot, tmp / "output"),

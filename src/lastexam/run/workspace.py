@@ -14,15 +14,19 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from lastexam.paths import home_subdir, package_dir
+from lastexam.run.collect import inputs_state, snapshot_output
 from lastexam.task.load import Task
+from lastexam.untrusted import remove_tree
+
+__all__ = ["RunWorkArea", "TrialWorkspace", "inputs_state", "snapshot_output"]
 
 HIDDEN_PARTS = ("task.toml", "grader.py", "reference", "inputs", "solution")
 
@@ -73,8 +77,7 @@ class TrialWorkspace:
         return self.root / "grade"
 
     def stage(self, task: Task, uid: int | None) -> None:
-        if self.root.exists():
-            shutil.rmtree(self.root)
+        remove_tree(self.root)
         self.root.mkdir(parents=True)
         self.root.chmod(0o711)
         shutil.copyfile(task.instruction, self.instruction)
@@ -95,7 +98,12 @@ class TrialWorkspace:
         _chown_tree(self.home, uid)
 
     def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_tree(self.root)
+
+    def free_agent_areas(self) -> None:
+        """Once collected, what the agent could write (and fill the disk with) goes at once."""
+        for d in (self.home, self.inputs, self.output, self.exec_log):
+            remove_tree(d)
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,15 @@ class RunWorkArea:
     @property
     def usage_hook(self) -> Path:
         return self.lib / "usage-hook"
+
+    @property
+    def gateway_dir(self) -> Path:
+        """The folder of the run's gateway socket: in the area, or, when that path would be
+        too long for a unix socket (~107 bytes), a fixed temporary folder named after the run."""
+        inside = self.root / "gateway"
+        if len(os.fsencode(inside / "gateway.sock")) <= 100:
+            return inside
+        return Path(tempfile.gettempdir()) / f"lastexam-gw-{self.root.name}"
 
     def prepare(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -162,7 +179,8 @@ class RunWorkArea:
         return TrialWorkspace(self.root / "trials" / trial_id)
 
     def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_tree(self.root)
+        remove_tree(self.gateway_dir)
 
 
 def _make_world_readable(root: Path) -> None:
@@ -173,112 +191,3 @@ def _make_world_readable(root: Path) -> None:
             mode = os.lstat(p).st_mode
             if stat.S_ISREG(mode):
                 os.chmod(p, 0o755 if mode & 0o100 else 0o644)
-
-
-def snapshot_output(src: Path, dest: Path, *, max_bytes: int, max_files: int = 100_000) -> dict:
-    """Copy the regular files under src to dest, never following links. Everything else
-    (symlinks, files hard-linked from outside the output, devices, FIFOs, sockets) is dropped
-    and listed, as are files beyond the byte or file caps. Names are kept byte for byte."""
-    dropped: list[dict[str, str]] = []
-    src_b, dest_b = os.fsencode(src), os.fsencode(dest)
-    entries: list[tuple[bytes, os.stat_result]] = []
-    names_per_inode: dict[tuple[int, int], int] = {}
-    os.makedirs(dest_b, exist_ok=True)
-    for dirpath, dirnames, filenames in os.walk(src_b, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, src_b)
-        for name in list(dirnames):
-            if os.path.islink(os.path.join(dirpath, name)):
-                dropped.append(_drop(src_b, os.path.join(dirpath, name), "symlink"))
-                dirnames.remove(name)
-            else:
-                os.makedirs(os.path.join(dest_b, rel_dir, name), exist_ok=True)
-        for name in filenames:
-            path = os.path.join(dirpath, name)
-            try:
-                st = os.lstat(path)
-            except OSError as e:
-                dropped.append(_drop(src_b, path, f"unreadable: {e.strerror}"))
-                continue
-            entries.append((path, st))
-            key = (st.st_dev, st.st_ino)
-            names_per_inode[key] = names_per_inode.get(key, 0) + 1
-    files = total = 0
-    for path, st in sorted(entries):
-        if stat.S_ISLNK(st.st_mode):
-            dropped.append(_drop(src_b, path, "symlink"))
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            dropped.append(_drop(src_b, path, _kind(st.st_mode)))
-            continue
-        if st.st_nlink > names_per_inode[(st.st_dev, st.st_ino)]:
-            dropped.append(_drop(src_b, path, "hard link to a file outside the output"))
-            continue
-        if files >= max_files or total + st.st_size > max_bytes:
-            dropped.append(_drop(src_b, path, "over the output size cap"))
-            continue
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError as e:
-            dropped.append(_drop(src_b, path, f"unreadable: {e.strerror}"))
-            continue
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # swapped since lstat
-                dropped.append(_drop(src_b, path, "not a regular file"))
-                continue
-            target = os.path.join(dest_b, os.path.relpath(path, src_b))
-            with open(target, "wb") as out:
-                copied = _copy_capped(f, out, max_bytes - total)
-        files += 1
-        total += copied
-    return {"files": files, "bytes": total, "dropped": dropped[:200], "dropped_count": len(dropped)}
-
-
-def _copy_capped(src, dst, limit: int) -> int:
-    copied = 0
-    while copied < limit:
-        block = src.read(min(1 << 20, limit - copied))
-        if not block:
-            break
-        dst.write(block)
-        copied += len(block)
-    return copied
-
-
-def _drop(root: bytes, path: bytes, why: str) -> dict[str, str]:
-    return {"path": os.path.relpath(path, root).decode("utf-8", errors="backslashreplace"), "why": why}
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "fifo"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
-        (stat.S_ISBLK, "block device"), (stat.S_ISDIR, "directory"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def inputs_state(pristine: Path, staged: Path) -> dict[str, str]:
-    """sha256 of each staged input after the agent ran ("missing" / "not-regular" otherwise)."""
-    state: dict[str, str] = {}
-    for p in pristine.rglob("*"):
-        if not p.is_file():
-            continue
-        rel = p.relative_to(pristine).as_posix()
-        try:
-            fd = os.open(staged / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except FileNotFoundError:
-            state[rel] = "missing"
-            continue
-        except OSError:
-            state[rel] = "not-regular"
-            continue
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                state[rel] = "not-regular"
-                continue
-            h = hashlib.sha256()
-            for block in iter(lambda f=f: f.read(1 << 20), b""):
-                h.update(block)
-            state[rel] = h.hexdigest()
-    return state

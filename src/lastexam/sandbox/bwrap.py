@@ -10,6 +10,7 @@ init, and the cgroup (when available) is emptied with SIGKILL and checked to be 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
 import shutil
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from lastexam.sandbox import cgroups
 from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
+from lastexam.untrusted import tail
 
 SANDBOX_UID = 1000  # the uid and gid seen inside
 SANDBOX_USER = "agent"
@@ -60,7 +62,9 @@ class BwrapProvider:
             return ["setpriv is not installed (apt-get install util-linux)"]
         self._write_identity_files()
         req = SandboxRequest(
-            name=f"preflight-{os.getpid()}",
+            # Named, like the run's other sandboxes, after the run's work area (etc_dir's
+            # parent): a run killed during this finds its cgroup when it is cleaned up.
+            name=f"{self.etc_dir.parent.name}.preflight-{os.getpid()}",
             argv=["/bin/true"],
             mounts=[],
             env={"PATH": "/usr/bin:/bin"},
@@ -163,7 +167,7 @@ class BwrapProvider:
         argv += ["--json-status-fd", str(status_w), "--", *req.argv]
         if cg is not None:
             argv = ["/bin/sh", "-c", ATTACH, "attach", *map(str, cg.procs_files), "--", *argv]
-        preexec = None if cg is not None else _rlimits(limits.max_processes)
+        preexec = _rlimits(None if cg is not None else limits.max_processes, limits.watch_bytes)
         start = time.monotonic()
         try:
             with open(req.stdout, "wb") as out, open(req.stderr, "wb") as err:
@@ -242,6 +246,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _over_quota(dirs: list[Path], max_bytes: int, max_files: int) -> bool:
+    """Whether the watched trees hold more than the caps. A path too long to scan counts as
+    over: files below it could not be counted."""
     total = files = 0
     stack = [str(d) for d in dirs]
     while stack:
@@ -254,29 +260,36 @@ def _over_quota(dirs: list[Path], max_bytes: int, max_files: int) -> bool:
                             stack.append(entry.path)
                         else:
                             total += entry.stat(follow_symlinks=False).st_size
-                    except OSError:
+                    except OSError as e:
+                        if e.errno == errno.ENAMETOOLONG:
+                            return True
                         continue
                     files += 1
                     if total > max_bytes or files > max_files:
                         return True
-        except OSError:
+        except OSError as e:
+            if e.errno == errno.ENAMETOOLONG:
+                return True
             continue
     return False
 
 
-def _rlimits(max_processes: int):
+def _rlimits(max_processes: int | None, max_file_bytes: int):
+    """RLIMIT_NPROC when there is no pids cgroup; RLIMIT_FSIZE so that no single file (output,
+    HOME, the agent's own stdout log) outgrows the write cap between two watchdog scans."""
     import resource
 
     def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_NPROC, (max_processes, max_processes))
+        if max_processes is not None:
+            resource.setrlimit(resource.RLIMIT_NPROC, (max_processes, max_processes))
+        if max_file_bytes > 0:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
 
     return apply
 
 
 def _tail(path: Path, n: int = 400) -> str:
-    with contextlib.suppress(OSError):
-        return path.read_bytes()[-n:].decode(errors="replace").strip()
-    return ""
+    return tail(path, n)
 
 
 def _command_ran(status_fd: int) -> bool:

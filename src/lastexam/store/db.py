@@ -7,6 +7,7 @@ moment it becomes finished, so a run killed at any moment and resumed records it
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -99,9 +100,34 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def create_store(
+    run_dir: Path, run_id: str, config: RunConfig, harness_version: str, git_commit: str | None
+) -> Store:
+    """A new run's store, published whole: results.db appears with its schema and run row, or
+    not at all (a run killed while creating it leaves nothing to resume)."""
+    run_dir = Path(run_dir)
+    final = run_dir / DB_NAME
+    tmp = run_dir / f".{DB_NAME}.{run_id}.tmp"
+    for stale in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+        stale.unlink(missing_ok=True)
+    store = Store(run_dir, create=True, path=tmp)
+    store.create_run(run_id, config, harness_version, git_commit)
+    store.close()  # checkpoints the WAL into the file
+    try:
+        os.link(tmp, final)  # fails if another run took the directory meanwhile
+    except FileExistsError:
+        raise LastexamError(
+            "this run directory already holds a run: pass --resume to finish it, or another --out",
+            path=run_dir,
+        ) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return Store(run_dir)
+
+
 class Store:
-    def __init__(self, run_dir: Path, *, create: bool = False):
-        self.path = Path(run_dir) / DB_NAME
+    def __init__(self, run_dir: Path, *, create: bool = False, path: Path | None = None):
+        self.path = path or Path(run_dir) / DB_NAME
         if not create and not self.path.is_file():
             raise LastexamError("not a run directory (no results.db)", path=run_dir)
         self._lock = threading.Lock()

@@ -13,25 +13,23 @@ from pathlib import Path
 from typing import Any
 
 from lastexam.trajectory.schema import Metrics, Observation, ObservationResult, Step, ToolCall
+from lastexam.untrusted import iter_lines
 
 MAX_TEXT = 100_000
 
 
 def _events(path: Path) -> Iterator[dict[str, Any]]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(event, dict):
-                    yield event
-    except OSError:
-        return
+    # The agent writes this log: lines are bounded (iter_lines) and may be anything.
+    for line in iter_lines(path):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(event, dict):
+            yield event
 
 
 def _clip(text: Any) -> str:

@@ -13,12 +13,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lastexam.untrusted import iter_lines, read_capped
+
 EXEC_DIR_IN_SANDBOX = "/run/lastexam/exec"
 HOOK_DIR_IN_SANDBOX = "/opt/lastexam/usage-hook"
 STRACE_LOG = "strace.log"
 MAX_EVENTS = 5000  # events kept verbatim per trial; counts cover them all
+MAX_LINE = 1 << 20  # longer lines are skipped (strace cuts each argv string at 256 bytes)
+MAX_IMPORT_FILES = 20000
 INTERPRETERS = {"python", "python3", "sh", "bash", "dash", "perl", "node", "ruby"}
 _EXEC = re.compile(r'^(\d+)\s+([\d.]+)\s+execve(?:at)?\((?:[^,]*,\s*)?"((?:[^"\\]|\\.)*)",\s*\[(.*?)\](?:\.\.\.)?,.*\)\s*=\s*0\s*$')
+_EXEC_END = re.compile(r"\)\s*=\s*0\s*$")
 _EXIT = re.compile(r"^(\d+)\s+([\d.]+)\s+\+\+\+ (exited with (\d+)|killed by (\w+).*) \+\+\+$")
 _STR = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
@@ -76,30 +81,33 @@ def parse(exec_dir: Path) -> ExecLog:
     log = ExecLog()
     path = exec_dir / STRACE_LOG
     last_by_pid: dict[int, ExecEvent] = {}
-    if path.is_file():
+    # The folder is the agent's: files are read without following links or blocking, bounded.
+    if path.is_file() and not path.is_symlink():
         log.traced = True
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                m = _EXEC.match(line)
-                if m:
-                    event = ExecEvent(
-                        pid=int(m[1]), time=float(m[2]), path=_unescape(m[3]),
-                        argv=[_unescape(a) for a in _STR.findall(m[4])][:32],
-                    )
-                    log.total += 1
-                    log.programs[event.program] += 1
-                    if event.program.rstrip("0123456789.") in INTERPRETERS:
-                        log.script_execs += 1
+        for line in iter_lines(path, MAX_LINE):
+            # _EXEC backtracks quadratically on a line that does not end like an exec's: the
+            # log is the agent's to write, so only such lines reach it.
+            m = _EXEC.match(line) if _EXEC_END.search(line) else None
+            if m:
+                event = ExecEvent(
+                    pid=int(m[1]), time=float(m[2]), path=_unescape(m[3]),
+                    argv=[_unescape(a) for a in _STR.findall(m[4])][:32],
+                )
+                log.total += 1
+                log.programs[event.program] += 1
+                if event.program.rstrip("0123456789.") in INTERPRETERS:
+                    log.script_execs += 1
+                if len(log.events) < MAX_EVENTS:
+                    log.events.append(event)
                     last_by_pid[event.pid] = event
-                    if len(log.events) < MAX_EVENTS:
-                        log.events.append(event)
-                    continue
-                m = _EXIT.match(line.strip())
-                if m and int(m[1]) in last_by_pid:
-                    last_by_pid[int(m[1])].exit_status = m[4] if m[4] is not None else f"killed by {m[5]}"
-    for f in sorted(exec_dir.glob("py-*.txt")):
-        try:
-            log.python_imports.update(f.read_text(errors="replace").split()[:200])
-        except OSError:
-            continue
+                else:
+                    last_by_pid.pop(event.pid, None)
+                continue
+            m = _EXIT.match(line.strip())
+            if m and int(m[1]) in last_by_pid:
+                last_by_pid[int(m[1])].exit_status = m[4] if m[4] is not None else f"killed by {m[5]}"
+    for f in sorted(exec_dir.glob("py-*.txt"))[:MAX_IMPORT_FILES]:
+        raw = read_capped(f, 16384)
+        if raw is not None:
+            log.python_imports.update(raw.decode(errors="replace").split()[:200])
     return log

@@ -1,0 +1,456 @@
+"""The attacks: each a bash script an agent runs in its sandbox, and the outcome it must get.
+
+Each attack runs as its own task (a copy of a harness test task whose inputs carry the script as
+`attack.sh`), all in one `lastexam run` with the `command` agent, side by side with honest
+bystander trials. `@MARK@` in a script becomes a marker unique to the test session: processes
+and files an attack tries to leave behind carry it, so the test can look for survivors.
+docs/integrity.md lists every attack (a test keeps the list in sync).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+HONEST_TOTAL = (
+    "awk -F, 'NR > 1 { s += $1; n++ } END { printf \"{\\\"total\\\": %.6f, \\\"count\\\": %d}\\n\", s, n }' "
+    "/task/inputs/data.csv > /task/output/result.json"
+)
+WRONG_TOTAL = "echo '{\"total\": 1, \"count\": 1}' > /task/output/result.json"
+CANARY = "c=$(grep -o '[0-9a-f]\\{8\\}-[0-9a-f-]\\{27\\}' /task/instruction.md | head -1)"
+PY = "/usr/bin/env python3"
+
+
+@dataclass(frozen=True)
+class Attack:
+    id: str
+    group: str
+    what: str  # one line for docs/integrity.md
+    script: str
+    base: str = "column-total"  # the test task it attacks
+    statuses: tuple[str, ...] = ("completed",)
+    max_score: float = 0.0  # what its deliverables are worth without the cheat
+    timeout_s: int | None = None
+    limits: dict[str, int] = field(default_factory=dict)
+    ended_by: str | None = None
+    dropped: tuple[tuple[str, str], ...] = ()  # (path, why) the snapshot must list
+    log_has: tuple[str, ...] = ()  # text the agent's stdout must show (the attack really ran)
+    log_lacks: tuple[str, ...] = ("FOUND",)
+    error_has: str = ""
+
+    @property
+    def task_id(self) -> str:
+        return f"atk-{self.id}"
+
+
+PEEKING = [
+    Attack(
+        "peek-by-path", "peeking",
+        "search the whole filesystem by name for the reference, grader, solution, fixtures, task.toml, results.db, other trials",
+        """
+        for n in expected.json grader.py solve.sh fixture.toml task.toml results.db trial.json \\
+                 gateway.jsonl context.json; do
+            find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -name "$n" -print 2>/dev/null | grep -v '^/task/inputs/attack.sh$' \\
+                | while read -r f; do echo "FOUND $f"; cp -r "$f" /task/output/ 2>/dev/null; done
+        done
+        ls /task; ls -a /home /root /var/lib /opt /run 2>&1
+        echo searched-by-path
+        """,
+        log_has=("searched-by-path",),
+    ),
+    Attack(
+        "peek-by-content", "peeking",
+        "grep every readable file for the task's canary (in every reference) and the reference's keys",
+        CANARY + """
+        [ -n "$c" ] || { echo no-canary; exit 1; }
+        # The canary reaches grep on stdin: an argv holding it would land in the exec log.
+        echo "$c" | grep -rlF -f - / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null \\
+            | grep -v '^/task/instruction.md$' | while read -r f; do echo "FOUND $f"; cp "$f" /task/output/result.json; done
+        echo searched-by-content
+        """,
+        log_has=("searched-by-content",),
+    ),
+    Attack(
+        "peek-proc", "peeking",
+        "read host paths through /proc (mountinfo, other processes' root, cwd, environ, cmdline)",
+        """
+        grep -o ' /[^ ]*work/[^ ]*' /proc/self/mountinfo | sort -u | head -5
+        for root in $(sed -n 's|.* \\(/[^ ]*\\)/trials/.*|\\1|p' /proc/self/mountinfo | sort -u); do
+            for p in "$root/tasks" "$root/tasks/column-total/reference/expected.json"; do
+                ls "$p" >/dev/null 2>&1 && echo "FOUND $p"
+            done
+        done
+        for p in /proc/[0-9]*; do
+            ls "$p/root/var/lib/lastexam/work" >/dev/null 2>&1 && echo "FOUND $p/root"
+            cat "$p/environ" 2>/dev/null | tr '\\0' '\\n' | grep -i 'reference\\|grader' && echo "FOUND $p/environ"
+        done
+        ls /proc/1/root/ 2>&1 | head -3; cat /proc/1/cmdline | tr '\\0' ' '; echo; echo searched-proc
+        """,
+        log_has=("searched-proc",),
+    ),
+    Attack(
+        "peek-other-trials", "peeking",
+        "look for other trials' outputs, workspaces and the run directory (trials run side by side)",
+        """
+        find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o \\( -name result.json \\
+            -o -name summary.json -o -name trials -o -name 'atk-*' \\) -print 2>/dev/null | grep -v '^/task/output/' | while read -r f; do echo "FOUND $f"; done
+        ls /var/lib/lastexam /tmp /var/tmp /dev/shm 2>&1; echo searched-trials
+        """,
+        log_has=("searched-trials",),
+    ),
+    Attack(
+        "grade-time-daemon", "peeking",
+        "leave a detached process that rewrites the output after the agent ends, to change what is graded",
+        WRONG_TOTAL + "\ncat > /tmp/late.sh <<'LATE'\nsleep 2\n" + HONEST_TOTAL + """
+ls /grade > /task/output/grade-ls.txt
+LATE
+        setsid -f bash -c 'exec -a @MARK@-late bash /tmp/late.sh'
+        nohup bash -c 'exec -a @MARK@-nohup sleep 30' >/dev/null 2>&1 &
+        echo left-daemons
+        """,
+        log_has=("left-daemons",),
+    ),
+    Attack(
+        "poison-grader-imports", "peeking",
+        "leave Python modules named like the grading library, sitecustomize and the grader in the output",
+        WRONG_TOTAL + """
+        cd /task/output
+        mkdir -p lastexam/grading
+        body='import os; open("/grade/scratch/PWNED", "w"); raise SystemExit(0)'
+        for f in sitecustomize.py usercustomize.py json.py grader.py lastexam/__init__.py \\
+                 lastexam/grading/__init__.py lastexam/grading/rubric.py; do echo "$body" > "$f"; done
+        printf 'def grade(ctx):\\n    from lastexam.grading import Rubric\\n    return Rubric()\\n' > grader.py
+        echo poisoned
+        """,
+        log_has=("poisoned",),
+    ),
+]
+
+INPUTS = [
+    Attack(
+        "inputs-rewrite", "inputs",
+        "rewrite the input so that a grader recomputing from it agrees with a wrong answer",
+        "printf 'x\\n1\\n' > /task/inputs/data.csv; " + WRONG_TOTAL,
+    ),
+    Attack(
+        "inputs-symlink", "inputs",
+        "replace the input by a symlink to a file of the agent's (or to a host file)",
+        "printf 'x\\n1\\n' > /tmp/fake.csv; ln -sf /tmp/fake.csv /task/inputs/data.csv; " + WRONG_TOTAL,
+    ),
+    Attack(
+        "inputs-sparse", "inputs",
+        "grow the input into a large sparse file (hashing it would stall collection)",
+        "truncate -s 1G /task/inputs/data.csv; " + WRONG_TOTAL,
+    ),
+    Attack(
+        "inputs-delete", "inputs",
+        "delete the input and answer as if it were empty",
+        "rm -f /task/inputs/data.csv; echo '{\"total\": 0, \"count\": 0}' > /task/output/result.json",
+    ),
+    Attack(
+        "inputs-dir", "inputs",
+        "replace the input file by a folder",
+        "rm /task/inputs/data.csv; mkdir /task/inputs/data.csv; " + WRONG_TOTAL,
+    ),
+]
+
+OUTPUTS = [
+    Attack(
+        "out-symlinks", "outputs",
+        "output files that are symlinks to the reference in the grading sandbox, to host files, to /",
+        """
+        cd /task/output
+        ln -s /grade/task/reference/expected.json result.json
+        ln -s /etc/shadow shadow; ln -s / root; mkdir d; ln -s /grade/task/reference d/ref
+        ls -la; echo linked
+        """,
+        dropped=(("result.json", "symlink"), ("shadow", "symlink"), ("root", "symlink"), ("d/ref", "symlink")),
+        log_has=("linked",),
+    ),
+    Attack(
+        "out-hardlinks", "outputs",
+        "output files hard-linked to the inputs or host files (the kernel refuses: other mounts)",
+        """
+        cd /task/output
+        ln /task/inputs/data.csv result.json 2>&1; ln /etc/passwd passwd 2>&1; ln /usr/bin/env env 2>&1
+        """ + WRONG_TOTAL + "; ln /task/output/result.json /task/output/copy.json; echo linked",
+        log_has=("linked",),
+    ),
+    Attack(
+        "out-special-files", "outputs",
+        "a FIFO named as the deliverable (would hang a reader), a unix socket, a device node",
+        """
+        cd /task/output
+        mkfifo result.json
+        """ + PY + """ -c "import socket; socket.socket(socket.AF_UNIX).bind('/task/output/sock')"
+        mknod null c 1 3 2>&1; echo made
+        """,
+        dropped=(("result.json", "fifo"), ("sock", "socket")),
+        log_has=("made",),
+    ),
+    Attack(
+        "out-oversize", "outputs",
+        "write far beyond the output cap (5 MB here) in the output",
+        HONEST_TOTAL + "; dd if=/dev/urandom of=/task/output/zz-big bs=1M count=40 2>&1; sleep 3",
+        limits={"output_mb": 5}, statuses=("agent_error",), max_score=1.0,
+    ),
+    Attack(
+        "out-many-files", "outputs",
+        "120,000 tiny files in the output (the snapshot keeps 100,000)",
+        HONEST_TOTAL + "; " + PY + " -c \"import os\nfor i in range(120000): open(f'/task/output/f{i:06d}', 'w').close()\"",
+        max_score=1.0,
+    ),
+    Attack(
+        "out-deep-tree", "outputs",
+        "folders nested beyond PATH_MAX (long names), where a path-based scan cannot see",
+        HONEST_TOTAL + """
+        cd /task/output; n=$(printf 'd%.0s' $(seq 200))
+        for i in $(seq 40); do mkdir "$n" && cd "$n"; done; head -c 1000000 /dev/zero > deep.bin; sleep 4
+        """,
+        statuses=("agent_error",), ended_by="output_limit", max_score=1.0,
+    ),
+    Attack(
+        "out-nested", "outputs",
+        "folders nested 60 levels deep (short names)",
+        HONEST_TOTAL + "; cd /task/output; for i in $(seq 60); do mkdir x && cd x; done; echo hi > f",
+        max_score=1.0,
+    ),
+    Attack(
+        "out-bad-names", "outputs",
+        "file names with newlines, invalid UTF-8, terminal escapes and markup",
+        HONEST_TOTAL + """
+        cd /task/output
+        touch "$(printf 'new\\nline')" "$(printf 'bad\\377\\376')" "$(printf 'esc\\033[2J\\033[31mred')" '[bold]x' ' -rf'
+        mkdir "$(printf 'dir\\377')"; echo 1 > "$(printf 'dir\\377')/f"; echo named
+        """,
+        max_score=1.0, log_has=("named",),
+    ),
+    Attack(
+        "out-log-flood", "outputs",
+        "flood stdout (the agent's log on the host's disk)",
+        WRONG_TOTAL + "; yes 'flood flood flood flood'",
+        limits={"output_mb": 5}, statuses=("agent_error",), log_lacks=(),
+    ),
+]
+
+GRADER = [
+    Attack(
+        "grader-json-deep", "grader",
+        "summary.json nested 200,000 arrays deep (recursion in the parser)",
+        PY + " -c \"open('/task/output/summary.json', 'w').write('[' * 200000 + ']' * 200000)\"",
+        base="deliverable-parse",
+    ),
+    Attack(
+        "grader-json-bigint", "grader",
+        "summary.json with a 100,000-digit integer (Python's int conversion limit)",
+        PY + " -c \"open('/task/output/summary.json', 'w').write('{\\\"total\\\": ' + '9' * 100000 + '}')\"",
+        base="deliverable-parse",
+    ),
+    Attack(
+        "grader-json-nan", "grader",
+        "summary.json with NaN and Infinity (not JSON, but Python reads them), and deep values as evidence",
+        PY + " -c \"open('/task/output/summary.json', 'w').write('{\\\"total\\\": NaN, \\\"regions\\\": '"
+        " + '[' * 900 + ']' * 900 + '}')\"",
+        base="deliverable-parse",
+    ),
+    Attack(
+        "grader-csv", "grader",
+        "regions.csv with NUL bytes, a 1 MB field and invalid UTF-8",
+        PY + """ - <<'EOF'
+open('/task/output/regions.csv', 'wb').write(b'region,amount\\nnorth,\\x00\\x00\\n' + b'"' + b'a' * 1000000 + b'",1\\n')
+open('/task/output/codes.txt', 'wb').write(b'\\xff\\xfe\\x00 NORTH-001')
+EOF""",
+        base="deliverable-parse",
+    ),
+    Attack(
+        "grader-xlsx-garbage", "grader",
+        "book.xlsx that is random bytes, and one that is a zip without a workbook",
+        "head -c 100000 /dev/urandom > /task/output/book.xlsx; echo x > /tmp/x; cd /tmp && "
+        + PY + " -c \"import zipfile; zipfile.ZipFile('/task/output/book2.xlsx', 'w').write('/tmp/x', 'x')\"",
+        base="deliverable-parse",
+    ),
+    Attack(
+        "grader-xlsx-bomb", "grader",
+        "book.xlsx whose sheet inflates to 400 MB of zeros (a zip bomb)",
+        PY + """ - <<'EOF'
+import zipfile
+z = zipfile.ZipFile('/task/output/book.xlsx', 'w', zipfile.ZIP_DEFLATED)
+with z.open('xl/worksheets/sheet1.xml', 'w', force_zip64=True) as f:
+    block = b'\\0' * (1 << 20)
+    for _ in range(400):
+        f.write(block)
+z.close()
+EOF""",
+        base="deliverable-parse",
+    ),
+    Attack(
+        "grader-xlsx-lying-sizes", "grader",
+        "a zip bomb whose headers claim tiny sizes (passes a size check that trusts them)",
+        PY + """ - <<'EOF'
+import struct, zipfile
+path = '/task/output/book.xlsx'
+with zipfile.ZipFile(path, 'w', zipfile.ZIP_DEFLATED) as z:
+    z.writestr('[Content_Types].xml', '<Types/>')
+    z.writestr('xl/workbook.xml', '<workbook>' + ' ' * (300 << 20) + '</workbook>')
+data = bytearray(open(path, 'rb').read())
+for sig, off in ((b'PK\\x03\\x04', 22), (b'PK\\x01\\x02', 24)):
+    i = data.find(sig)
+    while i >= 0:
+        data[i + off:i + off + 4] = struct.pack('<I', 100)
+        i = data.find(sig, i + 4)
+open(path, 'wb').write(bytes(data))
+EOF""",
+        base="deliverable-parse",
+    ),
+    Attack(
+        "grader-xlsx-entities", "grader",
+        "book.xlsx whose sheet XML declares exponentially expanding entities (billion laughs)",
+        PY + """ - <<'EOF'
+import zipfile
+ents = '<!ENTITY a0 "lol">' + ''.join(f'<!ENTITY a{i} "{("&a%d;" % (i - 1)) * 10}">' for i in range(1, 10))
+sheet = f'<?xml version="1.0"?><!DOCTYPE w [{ents}]><worksheet><sheetData><row><c t="inlineStr"><is><t>&a9;</t></is></c></row></sheetData></worksheet>'
+with zipfile.ZipFile('/task/output/book.xlsx', 'w') as z:
+    z.writestr('[Content_Types].xml', '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>')
+    z.writestr('xl/worksheets/sheet1.xml', sheet)
+    z.writestr('xl/workbook.xml', f'<!DOCTYPE w [{ents}]><workbook>&a9;</workbook>')
+EOF""",
+        base="deliverable-parse", statuses=("completed", "grader_error"),
+    ),
+    Attack(
+        "grader-xlsx-huge", "grader",
+        "a valid book.xlsx of 2 million cells, under the loader's size caps, to exhaust the grader's memory or time",
+        PY + """ - <<'EOF'
+import random, zipfile
+rnd = random.Random(1)
+ct = ('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+      '<Default Extension="xml" ContentType="application/xml"/>'
+      '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+      '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+      '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>')
+rels = ('<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>')
+wb = ('<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+      'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>'
+      '<sheet name="Totals" sheetId="1" r:id="rId1"/></sheets></workbook>')
+wbrels = ('<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+          '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>')
+with zipfile.ZipFile('/task/output/book.xlsx', 'w', zipfile.ZIP_DEFLATED) as z:
+    z.writestr('[Content_Types].xml', ct)
+    z.writestr('_rels/.rels', rels)
+    z.writestr('xl/workbook.xml', wb)
+    z.writestr('xl/_rels/workbook.xml.rels', wbrels)
+    with z.open('xl/worksheets/sheet1.xml', 'w', force_zip64=True) as f:
+        f.write(b'<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>')
+        for r in range(1, 100001):
+            cells = ''.join(f'<c><v>{rnd.random():.6f}</v></c>' for _ in range(20))
+            f.write(f'<row r="{r}">{cells}</row>'.encode())
+        f.write(b'</sheetData></worksheet>')
+EOF""",
+        base="deliverable-parse", statuses=("grader_error",), error_has="limit",
+    ),
+    Attack(
+        "grader-regex", "grader",
+        "codes.txt crafted for catastrophic backtracking in the grader's regular expression",
+        "printf 'NORTH-001 %s\\n' \"$(head -c 60 /dev/zero | tr '\\0' A)\" > /task/output/codes.txt",
+        base="deliverable-parse", statuses=("grader_error",), error_has="timeout",
+    ),
+]
+
+RESOURCES = [
+    Attack(
+        "res-fork-bomb", "resources",
+        "fork bomb (the process cap holds; side-by-side trials go on)",
+        HONEST_TOTAL + "; b() { b | b & }; b; sleep 3; echo bombed",
+        limits={"max_processes": 64}, timeout_s=10, max_score=1.0,
+        statuses=("completed", "agent_error", "timeout"),
+        log_lacks=(),
+    ),
+    Attack(
+        "res-memory-hog", "resources",
+        "allocate memory without end (256 MB cap here)",
+        WRONG_TOTAL + "; " + PY + " -c \"x = []\nwhile True: x.append(bytearray(50 << 20))\"",
+        limits={"memory_mb": 256}, statuses=("agent_error",),
+    ),
+    Attack(
+        "res-cpu-spinner", "resources",
+        "16 busy loops until the time cap",
+        WRONG_TOTAL + "; for i in $(seq 16); do (exec -a @MARK@-spin bash -c 'while :; do :; done') & done; wait",
+        timeout_s=10, statuses=("timeout",), ended_by="timeout",
+    ),
+    Attack(
+        "res-fill-home", "resources",
+        "fill HOME on the host's disk (fallocate 50 GB, then write past the cap)",
+        # SIGXFSZ ignored, so that the kernel's refusal shows as an error (EFBIG) in the log.
+        "trap '' XFSZ; " + WRONG_TOTAL + "; fallocate -l 50G $HOME/fill 2>&1; "
+        "dd if=/dev/zero of=$HOME/fill2 bs=1M count=100 2>&1; "
+        "for i in $(seq 20); do fallocate -l 9M $HOME/f$i; done; sleep 3",
+        limits={"output_mb": 5}, statuses=("agent_error",), ended_by="output_limit",
+        log_has=("File too large",),
+    ),
+    Attack(
+        "res-fill-tmp", "resources",
+        "fill /tmp until it is full (a private, capped, memory-backed /tmp)",
+        "dd if=/dev/zero of=/tmp/fill bs=1M count=2000 2>&1 | grep -i space; " + HONEST_TOTAL,
+        max_score=1.0, log_has=("No space left",),
+    ),
+    Attack(
+        "res-ignore-sigterm", "resources",
+        "processes that ignore SIGTERM and keep running past the time cap",
+        WRONG_TOTAL + "; trap '' TERM; (trap '' TERM; exec -a @MARK@-term sleep 1000) & "
+        "bash -c \"trap '' TERM; exec -a @MARK@-term2 sleep 1000\" & sleep 1000",
+        timeout_s=10, statuses=("timeout",), ended_by="timeout",
+    ),
+    Attack(
+        "res-daemons", "resources",
+        "daemons that detach (setsid, double fork, nohup, disown) and outlive the agent's exit",
+        HONEST_TOTAL + """
+        setsid -f bash -c 'exec -a @MARK@-setsid sleep 1000'
+        ( ( exec -a @MARK@-double sleep 1000 & ) & )
+        nohup bash -c 'exec -a @MARK@-nohup sleep 1000' > /dev/null 2>&1 &
+        bash -c 'exec -a @MARK@-disown sleep 1000' & disown
+        echo detached
+        """,
+        max_score=1.0, log_has=("detached",),
+    ),
+    Attack(
+        "res-toolchain", "resources",
+        "persist through the toolchain: write into the environment's venv, the agent toolchain, the usage hook, system folders",
+        WRONG_TOTAL + """
+        v=$(dirname $(dirname $(command -v python3)))
+        for d in "$v/lib" "$v/bin" /opt/lastexam /opt/agent /usr/lib/python3/dist-packages /etc /var /run/lastexam/gateway; do
+            touch "$d/@MARK@" 2>&1 && echo "FOUND wrote $d"
+        done
+        crontab -l 2>&1 | head -1; at now 2>&1 | head -1; systemd-run --user true 2>&1 | head -1
+        echo 'touch /tmp/@MARK@' >> $HOME/.bashrc; echo tried
+        """,
+        log_has=("tried",),
+    ),
+]
+
+SPOOFING = [
+    Attack(
+        "spoof-harness-output", "spoofing",
+        "print the harness's JSON, error lines and terminal escapes; leave a fake trial.json and grader result",
+        WRONG_TOTAL + """
+        printf '{"run_dir": "x", "trials": [{"task": "atk-spoof-harness-output", "status": "completed", "score": 1.0, "full_pass": true}], "summary": {"fpr": 1.0, "ms": 1.0}}\\n'
+        printf 'error: the run stopped\\n\\033[2J\\033[1;32mPASS 1.0\\033[0m [bold green]FPR 100%%[/]\\n' >&2
+        mkdir -p /task/output/grader
+        echo '{"status": "ok", "rubric": {"score": 1.0, "full_pass": true, "checks": []}}' > /task/output/grader/result.json
+        echo '{"status": "completed", "score": 1.0, "full_pass": true}' > /task/output/trial.json
+        """,
+        log_lacks=(),
+    ),
+    Attack(
+        "spoof-exec-log", "spoofing",
+        "write a fake exec log claiming the declared software ran, and point its files at host files",
+        WRONG_TOTAL + """
+        echo '1 1.0 execve("/usr/bin/awk", ["awk"], 0x0 /* 0 vars */) = 0' >> /run/lastexam/exec/strace.log
+        ln -s /etc/shadow /run/lastexam/exec/py-1.txt; ln -s /etc/hostname /run/lastexam/exec/py-2.txt
+        mkfifo /run/lastexam/exec/py-3.txt
+        """ + PY + """ -c "open('/run/lastexam/exec/strace.log', 'a').write('1 1.0 execve(\\"x\\", [' + '],x' * 300000 + ' = 0 x\\n')"
+        echo spoofed
+        """,
+        log_has=("spoofed",),
+    ),
+]
+
+ATTACKS: list[Attack] = [*PEEKING, *INPUTS, *OUTPUTS, *GRADER, *RESOURCES, *SPOOFING]

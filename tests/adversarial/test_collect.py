@@ -1,0 +1,111 @@
+"""What the harness reads after an agent ran (outputs, inputs, exec log) is read safely: the
+shapes an agent can leave behind, built directly on the host, without a sandbox."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+from lastexam.run.collect import inputs_state, snapshot_output
+from lastexam.sandbox.bwrap import _over_quota
+from lastexam.untrusted import iter_lines, remove_tree
+from lastexam.usage.execlog import parse
+
+
+def _deep_tree(root: Path, levels: int = 30, name: str = "d" * 200) -> None:
+    """A chain of folders whose full path is far beyond PATH_MAX (made with relative paths)."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            os.mkdir(name, dir_fd=fd)
+            nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        with open(os.open("f", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as f:
+            f.write("deep")
+    finally:
+        os.close(fd)
+
+
+def test_hard_link_to_a_file_outside_the_output_is_dropped(tmp_path: Path) -> None:
+    out, outside = tmp_path / "out", tmp_path / "secret.json"
+    out.mkdir()
+    outside.write_text('{"total": 6.75}')
+    os.link(outside, out / "result.json")
+    (out / "a").write_text("x")
+    os.link(out / "a", out / "b")  # both names inside: kept
+    got = snapshot_output(out, tmp_path / "snap", max_bytes=1 << 20)
+    assert {"path": "result.json", "why": "hard link to a file outside the output"} in got["dropped"]
+    assert sorted(os.listdir(tmp_path / "snap")) == ["a", "b"]
+
+
+def test_tree_beyond_path_max_is_snapshotted_and_removed(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "result.json").write_text("{}")
+    _deep_tree(out)
+    got = snapshot_output(out, tmp_path / "snap", max_bytes=1 << 20)
+    assert got["files"] == 1 and any("longer than" in d["why"] for d in got["dropped"])
+    remove_tree(out)
+    remove_tree(tmp_path / "snap")
+    assert not out.exists() and not (tmp_path / "snap").exists()
+    assert _over_quota_on_deep(tmp_path)
+
+
+def _over_quota_on_deep(tmp_path: Path) -> bool:
+    watched = tmp_path / "watched"
+    watched.mkdir()
+    _deep_tree(watched)
+    try:
+        return _over_quota([watched], 1 << 30, 1 << 20)  # too long to scan: counts as over
+    finally:
+        remove_tree(watched)
+
+
+def test_inputs_state_does_not_read_a_huge_sparse_input(tmp_path: Path) -> None:
+    pristine, staged = tmp_path / "p", tmp_path / "s"
+    for d in (pristine, staged):
+        (d / "sub").mkdir(parents=True)
+        (d / "data.csv").write_text("x\n1\n")
+        (d / "sub" / "b.csv").write_text("y\n")
+    os.truncate(staged / "data.csv", 1 << 40)  # 1 TB, sparse
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "b.csv").write_text("y\n")
+    (staged / "sub").rename(tmp_path / "moved")
+    (staged / "sub").symlink_to(elsewhere)  # a folder on the way swapped for a link
+    started = time.monotonic()
+    state = inputs_state(pristine, staged)
+    assert time.monotonic() - started < 1
+    assert state == {"data.csv": f"size {1 << 40}", "sub/b.csv": "not-regular"}
+
+
+def test_exec_log_links_fifos_and_long_lines(tmp_path: Path) -> None:
+    secret = tmp_path / "host-secret"
+    secret.write_text("HOSTSECRET-token-value")
+    exec_dir = tmp_path / "exec"
+    exec_dir.mkdir()
+    (exec_dir / "py-1.txt").symlink_to(secret)
+    os.mkfifo(exec_dir / "py-2.txt")
+    (exec_dir / "py-3.txt").write_text("numpy pandas")
+    line = '1 1.0 execve("/bin/x", [' + "],x" * 300_000 + " = 0 x\n"
+    (exec_dir / "strace.log").write_text(line + '2 2.0 execve("/usr/bin/awk", ["awk"], 0x0 /* 0 vars */) = 0\n')
+    result: list = []
+    worker = threading.Thread(target=lambda: result.append(parse(exec_dir)), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert result, "parse blocked (a FIFO) or backtracked (the crafted line)"
+    log = result[0]
+    assert "HOSTSECRET-token-value" not in log.python_imports
+    assert set(log.python_imports) == {"numpy", "pandas"}
+    assert [e.program for e in log.events] == ["awk"]
+
+
+def test_iter_lines_skips_overlong_lines(tmp_path: Path) -> None:
+    f = tmp_path / "log"
+    f.write_bytes(b"a\n" + b"x" * 5000 + b"\nb\n")
+    assert list(iter_lines(f, max_line=100)) == ["a\n", "b\n"]
+    (tmp_path / "link").symlink_to(f)
+    assert list(iter_lines(tmp_path / "link")) == []
