@@ -21,6 +21,7 @@ from lastexam.gateway.models import Budget
 from lastexam.gateway.providers import PROVIDERS, SCRIPTED, parse_model
 from lastexam.gateway.server import Gateway, check_model
 from lastexam.paths import package_dir
+from lastexam.run.faults import point
 from lastexam.run.leftovers import RunClaim, claim_run, remove_leftovers, sweep_dead_runs
 from lastexam.run.policy import RunAborted
 from lastexam.run.trial import TrialPlan, TrialRunner
@@ -117,6 +118,13 @@ def gateway_socket(area: RunWorkArea) -> Path:
 def check_ready(plans: list[TrialPlan], provider: BwrapProvider) -> None:
     """Stop before any agent starts if something the trials need is missing."""
     problems = [f"sandbox: {p}" for p in provider.preflight()]
+    for task in {p.task.id: p.task for p in plans}.values():
+        needed = ["instruction.md", "grader.py"]
+        if any(p.agent.sees_solution for p in plans if p.task is task):
+            needed.append("solution/solve.sh")
+        absent = [n for n in needed if not (task.path / n).is_file()]
+        if absent:
+            problems.append(f"task {task.path}: missing {', '.join(absent)}")
     for env in {id(p.env): p.env for p in plans}.values():
         missing = env.missing()
         if missing:
@@ -163,8 +171,10 @@ def execute(
         tasks = discover_tasks([Path(p) for p in config.task_paths])
         plans = plan_trials(tasks, config)
         provider = make_provider(config.sandbox, area.etc)
+        point("preflight", run_id)
         check_ready(plans, provider)
         if store is None:
+            point("create", run_id)
             store = _create_run(run_dir, run_id, config)
         area.prepare()
         if uses_gateway(plans):
@@ -255,6 +265,8 @@ def _create_run(run_dir: Path, run_id: str, config: RunConfig) -> Store:
             "this run directory already holds a run: pass --resume to finish it, or another --out",
             path=run_dir,
         )
+    if run_dir.exists() and not run_dir.is_dir():
+        raise LastexamError("this run directory is a file, not a folder", path=run_dir)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:

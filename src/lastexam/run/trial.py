@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
+import sqlite3
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ from lastexam.agents.base import Agent, AgentContext
 from lastexam.envs.manage import Environment
 from lastexam.gateway.models import Budget, SessionSummary
 from lastexam.gateway.server import Gateway
+from lastexam.run.faults import point
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.model_access import (
     GATEWAY_LOG,
@@ -39,6 +42,15 @@ from lastexam.usage.execlog import EXEC_DIR_IN_SANDBOX, HOOK_DIR_IN_SANDBOX, tra
 from lastexam.usage.record import record_usage
 
 AGENT_HOME = "/home/agent"
+
+
+def _disk_full(e: BaseException) -> bool:
+    if isinstance(e, shutil.Error):  # copytree gathers its files' errors as (src, dst, why)
+        return any(f"[Errno {n}]" in str(item) for item in e.args[0]
+                   for n in (errno.ENOSPC, errno.EDQUOT))
+    if isinstance(e, OSError):
+        return e.errno in (errno.ENOSPC, errno.EDQUOT)
+    return getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
 
 
 @dataclass
@@ -87,9 +99,20 @@ class TrialRunner:
         }
         ws = self.area.trial(record.trial_id)
         started = time.monotonic()
-        self._save_artifacts(ws, record)
-        record.timings["record"] = round(time.monotonic() - started, 4)
-        self.store.record_trial(record)
+        point("record", self.run_id, record.trial_id)
+        try:
+            self._save_artifacts(ws, record)
+            record.timings["record"] = round(time.monotonic() - started, 4)
+            point("commit", self.run_id, record.trial_id)
+            self.store.record_trial(record)
+        except (OSError, sqlite3.Error) as e:
+            if not _disk_full(e):
+                raise
+            for folder in (f".tmp-{record.trial_id}", record.trial_id):
+                remove_tree(self.run_dir / "trials" / folder)  # not recorded: not kept
+            ws.remove()
+            raise RunAborted(f"the results disk is full ({e})") from None
+        point("cleanup", self.run_id, record.trial_id)
         ws.remove()
         return record
 
@@ -119,11 +142,13 @@ class TrialRunner:
         agent_version = ""
         model_usage: SessionSummary | None = None
         try:
+            point("stage", self.run_id, trial_id)
             ws.stage(task, getattr(self.provider, "uid", None))
             lap("stage")
             step = "agent"
             agent_version = plan.agent.version()
             access = self._open_access(plan, ws)
+            point("agent", self.run_id, trial_id)
             try:
                 result = self.provider.run(self._agent_request(plan, ws, access))
             finally:
@@ -139,6 +164,7 @@ class TrialRunner:
             if result.survivors:
                 raise SandboxError(f"{result.survivors} processes survived the trial's teardown")
             kind = agent_kind(ended_by, exit_code)
+            point("collect", self.run_id, trial_id)
             outputs = snapshot_output(
                 ws.output, ws.snapshot, max_bytes=task.spec.limits.output_mb * 1024 * 1024
             )
@@ -148,6 +174,7 @@ class TrialRunner:
             ws.free_agent_areas()
             lap("collect")
             step = "grade"
+            point("grade", self.run_id, trial_id)
             if POLICY[kind].grade:
                 grade_record = grade(
                     self.provider,

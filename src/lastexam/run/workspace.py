@@ -13,11 +13,11 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import stat
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,8 +161,10 @@ class RunWorkArea:
         dest = self.root / "tasks" / task.id
         if dest.exists():
             return dest
-        tmp = self.root / "tasks" / f".{task.id}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
+        # Trials of one task ask for it at once: each builds its own copy, the first to rename
+        # it into place wins (a rename onto a non-empty folder fails) and the others drop theirs.
+        tmp = self.root / "tasks" / f".{task.id}.{os.getpid()}.{threading.get_ident()}.tmp"
+        remove_tree(tmp)
         tmp.mkdir()
         for part in HIDDEN_PARTS:
             src = task.path / part
@@ -171,8 +173,10 @@ class RunWorkArea:
             elif src.is_file():
                 shutil.copyfile(src, tmp / part)
         _make_world_readable(tmp)
-        with contextlib.suppress(OSError):
-            os.replace(tmp, dest)
+        try:
+            os.rename(tmp, dest)
+        except OSError:
+            remove_tree(tmp)
         return dest
 
     def trial(self, trial_id: str) -> TrialWorkspace:

@@ -108,7 +108,8 @@ def create_store(
     run_dir = Path(run_dir)
     final = run_dir / DB_NAME
     tmp = run_dir / f".{DB_NAME}.{run_id}.tmp"
-    for stale in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+    # Left by a creation killed midway (a live one holds such a file for milliseconds only).
+    for stale in run_dir.glob(f".{DB_NAME}.*.tmp*"):
         stale.unlink(missing_ok=True)
     store = Store(run_dir, create=True, path=tmp)
     store.create_run(run_id, config, harness_version, git_commit)

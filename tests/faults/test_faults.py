@@ -1,0 +1,170 @@
+"""Faults other than a killed run: graders that crash, hang or blow their memory, the results
+disk full, a sandbox that fails to start, a task folder deleted mid-run. Each ends in the right
+status, infrastructure failures are retried as the error policy says, and the run goes on (or
+stops with one clear message and resumes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import COLUMN_TOTAL, LASTEXAM, ROOT, run_cli
+
+pytestmark = pytest.mark.usefixtures("base_env_ready")
+
+HONEST = ("awk -F, 'NR > 1 { s += $1; n++ } END { printf \"{\\\"total\\\": %.6f, \\\"count\\\": %d}\\n\", "
+          "s, n }' /task/inputs/data.csv > /task/output/result.json")
+
+
+def _copy(dest: Path, task_id: str, grader: str | None = None, limits: str = "") -> Path:
+    folder = dest / task_id
+    shutil.copytree(COLUMN_TOTAL, folder, ignore=shutil.ignore_patterns("fixtures"))
+    toml = folder / "task.toml"
+    toml.write_text(toml.read_text().replace('id = "column-total"', f'id = "{task_id}"')
+                    + (f"\n[limits]\n{limits}\n" if limits else ""))
+    if grader is not None:
+        (folder / "grader.py").write_text(grader)
+    return folder
+
+
+def _run_json(*args: str | Path, env: dict | None = None) -> dict:
+    return json.loads(run_cli("run", *args, "--json", env=env).stdout)
+
+
+def _by_task(result: dict) -> dict[str, dict]:
+    return {t["task"]: t for t in result["trials"]}
+
+
+def test_graders_that_crash_hang_or_blow_memory(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks" / "other"
+    _copy(tasks, "grader-segfault", "import ctypes\n\ndef grade(ctx):\n    ctypes.string_at(0)\n")
+    _copy(tasks, "grader-hangs", "def grade(ctx):\n    while True:\n        pass\n", "grader_timeout_s = 5")
+    _copy(tasks, "grader-memory", "def grade(ctx):\n    x = []\n    while True:\n        x.append(bytearray(50 << 20))\n",
+          "grader_memory_mb = 128")
+    _copy(tasks, "grader-exits", "import os\n\ndef grade(ctx):\n    os._exit(0)\n")
+    _copy(tasks, "grader-forks", "import os, time\n\ndef grade(ctx):\n    if os.fork() == 0:\n"
+          "        os.setsid(); os.execvp('sleep', ['sleep', '1000'])\n    raise RuntimeError('and fails')\n")
+    _copy(tasks, "grader-good")
+    started = time.monotonic()
+    trials = _by_task(_run_json(tmp_path / "tasks", "--agent", "command", "--agent-arg", f"cmd={HONEST}",
+                                "--concurrency", "2", "--out", tmp_path / "run"))
+    assert time.monotonic() - started < 120
+    assert trials["grader-good"]["status"] == "completed" and trials["grader-good"]["score"] == 1.0
+    expect = {"grader-segfault": "no result", "grader-hangs": "timeout limit",
+              "grader-memory": "memory limit", "grader-exits": "no result", "grader-forks": "and fails"}
+    for task_id, why in expect.items():
+        t = trials[task_id]
+        assert t["status"] == "grader_error" and t["score"] is None, t
+        assert why in t["error"], (task_id, t["error"])
+        assert t["policy"]["counts"] and t["policy"]["retries"] == 0  # deterministic: not retried
+    shown = json.loads(run_cli("show", tmp_path / "run", "--json").stdout)
+    assert shown["summary"]["excluded"] == 0 and shown["summary"]["ms"] == round(1 / 6, 4)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs for the results disk")
+def test_results_disk_full_stops_with_a_message_and_resumes(tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1200k", "tmpfs", str(disk)], check=True)
+    try:
+        run = disk / "run"
+        cmd = HONEST + "; head -c 300000 /dev/urandom > /task/output/blob.bin"
+        argv = ["run", COLUMN_TOTAL, "--agent", "command", "--agent-arg", f"cmd={cmd}", "--attempts", "8",
+                "--out", run]
+        full = run_cli(*argv, check=False)
+        assert full.returncode == 2, full.stderr[-2000:]
+        message = full.stderr.strip().splitlines()[-1]
+        assert message.startswith(f"error: {run}: the run stopped") and "results disk is full" in message
+        assert "--resume" in message and "Traceback" not in full.stderr
+        with sqlite3.connect(run / "results.db") as db:
+            recorded = {r[0] for r in db.execute("SELECT trial_id FROM trials")}
+        assert 0 < len(recorded) < 8
+        assert {p.name for p in (run / "trials").iterdir()} == recorded  # no half-written trial
+        subprocess.run(["mount", "-o", "remount,size=20m", str(disk)], check=True)
+        resumed = _run_json("--resume", "--out", run)
+        ids = [t["trial_id"] for t in resumed["trials"]]
+        assert len(ids) == 8 == len(set(ids)) and recorded <= set(ids)
+        assert all(t["score"] == 1.0 for t in resumed["trials"])
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _watch_trace(proc: subprocess.Popen, trace: Path, on_line, timeout: float = 120) -> None:
+    seen = 0
+    end = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < end:
+        lines = trace.read_text().splitlines() if trace.exists() else []
+        for line in lines[seen:]:
+            on_line(line.split())
+        seen = len(lines)
+        time.sleep(0.01)
+    proc.wait(timeout=max(1.0, end - time.monotonic()))
+
+
+def _lastexam_home() -> Path:
+    from lastexam.paths import lastexam_home
+
+    return lastexam_home()
+
+
+@pytest.mark.parametrize("heal", [True, False], ids=["healed-on-retry", "stays-broken"])
+def test_sandbox_that_fails_to_start_is_retried(tmp_path: Path, heal: bool) -> None:
+    """The run's usage-hook folder (a mount source of every agent sandbox) disappears just as
+    the agent's sandbox starts: bwrap cannot set up, the policy retries; healed, the retry runs."""
+    trace, run = tmp_path / "trace.log", tmp_path / "run"
+    env = {**os.environ, "LASTEXAM_FAULT_TRACE": str(trace), "LASTEXAM_FAULT_DELAY": "agent=0.5"}
+    proc = subprocess.Popen([*LASTEXAM, "run", str(COLUMN_TOTAL), "--agent", "command", "--agent-arg",
+                             f"cmd={HONEST}", "--max-retries", "1", "--out", str(run), "--json"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    hook: list[Path] = []
+
+    def on_line(fields: list[str]) -> None:
+        phase, run_id = fields[1], fields[2]
+        lib = _lastexam_home() / "work" / run_id / "lib"
+        if phase == "agent" and not hook:
+            hook.append(lib / "usage-hook")
+            shutil.move(lib / "usage-hook", lib / "hook-away")
+        elif phase == "stage" and hook and heal and (lib / "hook-away").exists():
+            shutil.move(lib / "hook-away", lib / "usage-hook")
+
+    _watch_trace(proc, trace, on_line)
+    trial = json.loads(proc.stdout.read())["trials"][0]
+    policy = trial["policy"]
+    assert policy["earlier"][0]["kind"] == "sandbox_failed"
+    assert "bwrap failed to set up the sandbox" in policy["earlier"][0]["error"]
+    if heal:
+        assert trial["status"] == "completed" and trial["score"] == 1.0 and policy["retries"] == 1
+    else:
+        assert trial["status"] == "infra_error" and trial["score"] is None
+        assert policy["retries"] == 1 and not policy["counts"]  # --max-retries 1
+        assert "bwrap failed to set up the sandbox" in trial["error"]
+
+
+def test_task_folder_deleted_mid_run(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks" / "other"
+    _copy(tasks, "stays")
+    doomed = _copy(tasks, "deleted")
+    trace, run = tmp_path / "trace.log", tmp_path / "run"
+    env = {**os.environ, "LASTEXAM_FAULT_TRACE": str(trace), "LASTEXAM_FAULT_DELAY": "agent=0.5"}
+    proc = subprocess.Popen([*LASTEXAM, "run", str(tmp_path / "tasks"), "--agent", "command", "--agent-arg",
+                             f"cmd={HONEST}", "--out", str(run), "--json"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def on_line(fields: list[str]) -> None:
+        if fields[1] == "agent" and fields[3].startswith("stays") and doomed.exists():
+            shutil.rmtree(doomed)
+
+    _watch_trace(proc, trace, on_line)
+    assert proc.returncode == 0, proc.stderr.read()[-2000:]
+    trials = _by_task(json.loads(proc.stdout.read()))
+    assert trials["stays"]["status"] == "completed" and trials["stays"]["score"] == 1.0
+    gone = trials["deleted"]
+    assert gone["status"] == "infra_error" and gone["policy"]["kind"] == "task_missing"
+    assert gone["policy"]["retries"] == 0 and "stage" in gone["error"]
