@@ -310,6 +310,8 @@ def validate_tasks(
     from lastexam.store.models import RunConfig
 
     run_id = new_run_id("validate")
+    if keep is not None and (keep / "results.db").exists():
+        raise LastexamError("already holds a run: give --keep a new folder", path=keep)
     run_dir = keep or Path(tempfile.mkdtemp(prefix="lastexam-validate-"))
     run_dir.mkdir(parents=True, exist_ok=True)
     area = RunWorkArea.for_run(run_id)
