@@ -167,7 +167,19 @@ def leftovers(ids: set[str]) -> list[str]:
     return found
 
 
+def sandbox_cgroups() -> list[str]:
+    """Every sandbox cgroup on the machine (os.walk: others' cgroups come and go meanwhile)."""
+    found = []
+    for dirpath, dirnames, _ in os.walk("/sys/fs/cgroup"):
+        if os.path.basename(dirpath) == "lastexam":
+            found += [os.path.join(dirpath, d) for d in dirnames]
+            dirnames.clear()
+    return found
+
+
 def check_leftovers(ids: set[str], orphans: list[str]) -> None:
+    cgroups = sandbox_cgroups()
+    orphans += [f"cgroup {c}" for c in cgroups if any(os.path.basename(c).startswith(f"{i}.") for i in ids)]
     home = lastexam_home()
     markers = [f"{home}/work/{i}/".encode() for i in ids]
     for pid in os.listdir("/proc"):
@@ -184,7 +196,7 @@ def check_leftovers(ids: set[str], orphans: list[str]) -> None:
                      Path(tempfile.gettempdir()) / f"lastexam-gw-{i}"):
             if path.exists():
                 orphans.append(f"area {path}")
-        orphans += [f"cgroup {p}" for p in Path("/sys/fs/cgroup").glob(f"*/**/lastexam/{i}.*")]
+
 
 
 def campaign(kills: int, seed: int, workdir: Path, log=print) -> Figures:

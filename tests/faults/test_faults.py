@@ -97,13 +97,14 @@ def test_results_disk_full_stops_with_a_message_and_resumes(tmp_path: Path) -> N
 
 
 def _watch_trace(proc: subprocess.Popen, trace: Path, on_line, timeout: float = 120) -> None:
-    seen = 0
+    done = 0  # bytes of whole lines handled
     end = time.monotonic() + timeout
     while proc.poll() is None and time.monotonic() < end:
-        lines = trace.read_text().splitlines() if trace.exists() else []
-        for line in lines[seen:]:
+        data = trace.read_bytes()[done:] if trace.exists() else b""
+        whole = data[: data.rfind(b"\n") + 1]  # a line still being written waits
+        for line in whole.decode().splitlines():
             on_line(line.split())
-        seen = len(lines)
+        done += len(whole)
         time.sleep(0.01)
     proc.wait(timeout=max(1.0, end - time.monotonic()))
 
@@ -149,8 +150,8 @@ def test_sandbox_that_fails_to_start_is_retried(tmp_path: Path, heal: bool) -> N
 
 def test_task_folder_deleted_mid_run(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks" / "other"
-    _copy(tasks, "stays")
-    doomed = _copy(tasks, "deleted")
+    _copy(tasks, "a-stays")
+    doomed = _copy(tasks, "b-deleted")  # sorted after a-stays: it starts second
     trace, run = tmp_path / "trace.log", tmp_path / "run"
     env = {**os.environ, "LASTEXAM_FAULT_TRACE": str(trace), "LASTEXAM_FAULT_DELAY": "agent=0.5"}
     proc = subprocess.Popen([*LASTEXAM, "run", str(tmp_path / "tasks"), "--agent", "command", "--agent-arg",
@@ -158,13 +159,13 @@ def test_task_folder_deleted_mid_run(tmp_path: Path) -> None:
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
     def on_line(fields: list[str]) -> None:
-        if fields[1] == "agent" and fields[3].startswith("stays") and doomed.exists():
+        if fields[1] == "agent" and fields[3].startswith("a-stays") and doomed.exists():
             shutil.rmtree(doomed)
 
     _watch_trace(proc, trace, on_line)
     assert proc.returncode == 0, proc.stderr.read()[-2000:]
     trials = _by_task(json.loads(proc.stdout.read()))
-    assert trials["stays"]["status"] == "completed" and trials["stays"]["score"] == 1.0
-    gone = trials["deleted"]
+    assert trials["a-stays"]["status"] == "completed" and trials["a-stays"]["score"] == 1.0
+    gone = trials["b-deleted"]
     assert gone["status"] == "infra_error" and gone["policy"]["kind"] == "task_missing"
     assert gone["policy"]["retries"] == 0 and "stage" in gone["error"]
