@@ -169,3 +169,21 @@ def test_task_folder_deleted_mid_run(tmp_path: Path) -> None:
     gone = trials["b-deleted"]
     assert gone["status"] == "infra_error" and gone["policy"]["kind"] == "task_missing"
     assert gone["policy"]["retries"] == 0 and "stage" in gone["error"]
+
+
+def test_a_run_cannot_be_resumed_while_it_runs(tmp_path: Path) -> None:
+    trace, run = tmp_path / "trace.log", tmp_path / "run"
+    env = {**os.environ, "LASTEXAM_FAULT_TRACE": str(trace), "LASTEXAM_FAULT_DELAY": "agent=2"}
+    proc = subprocess.Popen([*LASTEXAM, "run", str(COLUMN_TOTAL), "--agent", "command", "--agent-arg",
+                             f"cmd={HONEST}", "--out", str(run), "--json"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    second: list[subprocess.CompletedProcess] = []
+
+    def on_line(fields: list[str]) -> None:
+        if fields[1] == "agent" and not second:
+            second.append(run_cli("run", "--resume", "--out", run, check=False))
+
+    _watch_trace(proc, trace, on_line)
+    assert second[0].returncode == 2 and "being run by another lastexam process" in second[0].stderr
+    trial = json.loads(proc.stdout.read())["trials"][0]
+    assert trial["status"] == "completed" and trial["score"] == 1.0
