@@ -180,7 +180,7 @@ def main() -> None:
     if args.skip_reference:
         return
     sys.path.insert(0, str(Path(__file__).parent / "solution"))
-    from vrp_solver import load_instance, plan_cost, solve  # noqa: E402
+    from vrp_solver import load_instance, plan_cost, solve
 
     inst = load_instance(inputs)
     plan = solve(inst, solution_limit=REFERENCE_SOLUTION_LIMIT, time_limit_s=None)

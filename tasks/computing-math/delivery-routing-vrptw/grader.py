@@ -19,7 +19,16 @@ import csv
 import json
 import math
 
-from lastexam.grading import GradeContext, Outcome, Rubric, as_number, get, load_csv, load_json, near
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    as_number,
+    get,
+    load_csv,
+    load_json,
+    near,
+)
 
 ROUTE_COLUMNS = ["vehicle_id", "stop_seq", "location_id", "arrival_min", "service_start_min", "departure_min"]
 EPS = 1e-3
@@ -148,7 +157,7 @@ def grade(ctx: GradeContext) -> Rubric:
             shift_bad.append({"vehicle": vid, "depart": sim["depart"], "return": round(sim["return"], 2),
                               "max_shift": float(v["max_shift_min"])})
         expected_times = [(rr[-1], "arrival_min", sim["return"])]
-        for row, s in zip(rr[1:-1], sim["stops"]):
+        for row, s in zip(rr[1:-1], sim["stops"], strict=False):
             expected_times += [(row, "arrival_min", s["arrival"]), (row, "service_start_min", s["start"]),
                                (row, "departure_min", s["departure"])]
         for row, field, want in expected_times:
@@ -176,7 +185,7 @@ def grade(ctx: GradeContext) -> Rubric:
     for vid, (sim, custs) in plan.items():
         v = vehicles[vid]
         legs = [depot_id, *custs, depot_id]
-        dist = sum(km.get((a, b), math.inf) for a, b in zip(legs, legs[1:]))
+        dist = sum(km.get((a, b), math.inf) for a, b in zip(legs, legs[1:], strict=False))
         hours = (sim["return"] - sim["depart"]) / 60.0
         k["fixed_cost_eur"] += float(v["fixed_cost_eur"])
         k["distance_cost_eur"] += dist * float(v["cost_per_km_eur"])

@@ -10,8 +10,6 @@ the cataloguing rules of instruction.md to the generated ground truth.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import random
 import re
@@ -188,7 +186,7 @@ def make_title(rng: random.Random, lang: str, with_article: bool) -> str:
 def build(rng: random.Random) -> tuple[list[dict], dict]:
     works = []
     used_isbn, used_oclc = set(), set()
-    for i in range(N_WORKS):
+    for _i in range(N_WORKS):
         w = Work()
         w.lang = rng.choices(["eng", "fre", "ger", "spa"], weights=[5, 2, 2, 2])[0]
         w.title = make_title(rng, w.lang, rng.random() < 0.45)
@@ -455,7 +453,7 @@ def expected(records: list[dict]) -> dict:
     for r in sorted(records, key=lambda r: r["id"]):
         clusters.setdefault(find(r["id"]), []).append(r)
     survivors, removed, shelf = {}, [], []
-    for root, rs in sorted(clusters.items()):
+    for _root, rs in sorted(clusters.items()):
         keep = min(rs, key=lambda r: r["id"])
         barcodes = sorted({b for r in rs for _, b in r["holdings"]})
         for r in rs:

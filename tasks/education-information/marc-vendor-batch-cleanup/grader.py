@@ -9,10 +9,8 @@ subfield is ignored.
 from __future__ import annotations
 
 import io
-import re
 import subprocess
 import unicodedata
-from collections import Counter
 
 from lastexam.grading import GradeContext, Outcome, Rubric, load_csv
 
@@ -181,7 +179,7 @@ def grade(ctx: GradeContext) -> Rubric:
             return 10**9
     order = [x["record_id"] for x in sorted(shelf, key=position)]
     want = ref["shelf_order"]
-    diff = next((i for i, (a, b) in enumerate(zip(order, want)) if a != b), None)
+    diff = next((i for i, (a, b) in enumerate(zip(order, want, strict=False)) if a != b), None)
     ok_order = order == want
     r.check("shelflist in LC filing order", 3,
             Outcome(ok_order, "order right" if ok_order else (f"first difference at position {diff + 1}"

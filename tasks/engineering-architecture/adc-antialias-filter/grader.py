@@ -16,7 +16,17 @@ import re
 import subprocess
 from pathlib import Path
 
-from lastexam.grading import GradeContext, Outcome, Rubric, get, load_csv, load_json, near, read_text, within
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    get,
+    load_csv,
+    load_json,
+    near,
+    read_text,
+    within,
+)
 
 PORTS = ["in", "out", "vcc", "vee"]
 OPAMP = "ax2172"
@@ -185,7 +195,7 @@ def measure(freqs: list[float], h: list[complex], offset_v: float, spec: dict) -
             f3 = math.exp(math.log(freqs[k - 1]) + t * (math.log(freqs[k]) - math.log(freqs[k - 1])))
             break
     fa, fb = spec["alias_band_start_hz"], spec["alias_band_stop_hz"]
-    alias = [g0 - interp_db(freqs, db, fa)] + [g0 - d for f, d in zip(freqs, db) if fa <= f <= fb]
+    alias = [g0 - interp_db(freqs, db, fa)] + [g0 - d for f, d in zip(freqs, db, strict=False) if fa <= f <= fb]
     return {
         "f_3db_hz": f3,
         "dc_gain_db": g0,

@@ -37,7 +37,7 @@ def simulate(rng: random.Random):
         predose = 0.0
         if k in (1, 10, 14):
             predose = round(rng.uniform(0.15, 0.75), 2)  # carry-over from a previous dose
-        for j, nom in enumerate(NOMINAL):
+        for _j, nom in enumerate(NOMINAL):
             t = 0.0 if nom == 0 else round(nom * (1 + rng.uniform(-0.03, 0.06)) + rng.uniform(0, 0.05), 2)
             comment = ""
             if nom == 0:
@@ -59,7 +59,7 @@ def simulate(rng: random.Random):
 def lambda_z(times, concs):
     """Best-fit adjusted R^2 over the last n >= 3 post-Tmax points; ties within 1e-4 -> larger n."""
     imax = concs.index(max(concs))
-    cand = [(t, c) for t, c in zip(times, concs) if t > times[imax] and c > 0]
+    cand = [(t, c) for t, c in zip(times, concs, strict=False) if t > times[imax] and c > 0]
     fits = []
     for n in range(3, len(cand) + 1):
         pts = cand[-n:]
@@ -67,7 +67,7 @@ def lambda_z(times, concs):
         ys = [math.log(p[1]) for p in pts]
         mx, my = sum(xs) / n, sum(ys) / n
         sxx = sum((x - mx) ** 2 for x in xs)
-        sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+        sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=False))
         syy = sum((y - my) ** 2 for y in ys)
         slope = sxy / sxx
         r2 = sxy * sxy / (sxx * syy)

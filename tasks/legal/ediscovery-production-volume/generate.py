@@ -22,7 +22,7 @@ import json
 import quopri
 import random
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from email.header import Header
 from pathlib import Path
 
@@ -32,7 +32,7 @@ SEED = 4207
 CANARY = "e7014245-19a2-4290-b7e9-7af78240163c"
 DOMAIN = "brightline-logistics.com"
 CUSTODIANS = ["dana.whitfield", "marco.reyes", "priya.natarajan"]
-RANGE = (datetime(2024, 1, 1, tzinfo=timezone.utc), datetime(2024, 6, 30, 23, 59, 59, tzinfo=timezone.utc))
+RANGE = (datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 6, 30, 23, 59, 59, tzinfo=UTC))
 BATES_PREFIX, BATES_START, VOLUME = "BRL", 4201, "PROD002"
 SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
 WP_LEGEND = "PRIVILEGED & CONFIDENTIAL - ATTORNEY WORK PRODUCT"
@@ -105,7 +105,7 @@ class Msg:
 
 
 def utc(d: datetime) -> datetime:
-    return d.astimezone(timezone.utc)
+    return d.astimezone(UTC)
 
 
 def norm_body(body: str) -> str:
@@ -165,7 +165,7 @@ def render(m: Msg, rng: random.Random, variant: dict) -> str:
     enc = variant.get("enc", m.enc)
     if not body.isascii() and enc == "7bit":
         enc = "quoted-printable"
-    text_part = [f'Content-Type: text/plain; charset="utf-8"', f"Content-Transfer-Encoding: {enc}", "",
+    text_part = ['Content-Type: text/plain; charset="utf-8"', f"Content-Transfer-Encoding: {enc}", "",
                  variant["qp_raw"] if "qp_raw" in variant else encode_body(body, enc).rstrip("\n")]
     if not m.atts:
         return "\n".join(h + text_part) + "\n"
@@ -303,9 +303,9 @@ def att_txt(name: str, text: str) -> Att:
 
 def build(rng: random.Random) -> Collection:
     col = Collection(rng)
-    inr = (datetime(2024, 1, 3, tzinfo=timezone.utc), datetime(2024, 6, 27, tzinfo=timezone.utc))
-    out_early = (datetime(2023, 10, 2, tzinfo=timezone.utc), datetime(2023, 12, 20, tzinfo=timezone.utc))
-    out_late = (datetime(2024, 7, 8, tzinfo=timezone.utc), datetime(2024, 9, 20, tzinfo=timezone.utc))
+    inr = (datetime(2024, 1, 3, tzinfo=UTC), datetime(2024, 6, 27, tzinfo=UTC))
+    out_early = (datetime(2023, 10, 2, tzinfo=UTC), datetime(2023, 12, 20, tzinfo=UTC))
+    out_late = (datetime(2024, 7, 8, tzinfo=UTC), datetime(2024, 9, 20, tzinfo=UTC))
 
     def M(frm, to, cc=(), bcc=(), subject="", body="", atts=(), enc="7bit", when=None, tag="", variants=None):
         return col.add(Msg(col.mid(), when or col.when(*inr), frm, to, cc, bcc, subject, body, atts, enc), tag, variants)
@@ -444,7 +444,7 @@ def build(rng: random.Random) -> Collection:
       atts=[shared_audit], tag="priv-with-loose-copy")
     col.loose.append({"custodian": "marco.reyes", "path": "files/Audit/Warehouse audit checklist.pdf",
                       "att": Att("Warehouse audit checklist.pdf", shared_audit.data, shared_audit.text, "pdf", 1),
-                      "modified": datetime(2024, 3, 4, 16, 2, 11, tzinfo=timezone.utc), "tag": "loose-copy-of-priv-att"})
+                      "modified": datetime(2024, 3, 4, 16, 2, 11, tzinfo=UTC), "tag": "loose-copy-of-priv-att"})
 
     # Filler: responsive and non-responsive business mail, some out of range.
     people = ["dana", "marco", "priya", "luis", "amy", "greg", "oscar"]

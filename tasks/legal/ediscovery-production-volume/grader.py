@@ -145,7 +145,7 @@ def grade(ctx: GradeContext) -> Rubric:
     opt = opt or []
     keys = keys_for(rows)
     by_key: dict[str, dict] = {}
-    for k, row in zip(keys, rows):
+    for k, row in zip(keys, rows, strict=False):
         by_key.setdefault(k, row)
     exp = {d["key"]: d for d in ref["produced"]}
     exp_order = [d["key"] for d in ref["produced"]]
@@ -194,7 +194,7 @@ def grade(ctx: GradeContext) -> Rubric:
     exp_common = [k for k in exp_order if k in set(common)]
     seen_order = list(dict.fromkeys(common))
     ok = seen_order == exp_common and len(exp_common) >= 0.8 * len(exp_order)
-    first_diff = next((i for i, (a, b) in enumerate(zip(seen_order, exp_common)) if a != b), None)
+    first_diff = next((i for i, (a, b) in enumerate(zip(seen_order, exp_common, strict=False)) if a != b), None)
     r.check("production order: families by UTC date, parent before attachments", 2,
             Outcome(ok, "order right" if ok else f"order differs at position {first_diff}" if first_diff is not None
                     else f"only {len(exp_common)} of {len(exp_order)} documents to order",

@@ -23,7 +23,6 @@ Tolerances:
 from __future__ import annotations
 
 import gzip
-import json
 import re
 import shutil
 import subprocess

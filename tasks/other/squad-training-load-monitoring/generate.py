@@ -307,7 +307,7 @@ def main() -> None:
     starters = {x: None for x in order[:11]}
     for x in order[8:11]:
         starters[x] = rng.randint(58, 80)  # substituted
-    subs_on = {x: 96 - starters[y] for x, y in zip(order[11:14], order[8:11])}
+    subs_on = {x: 96 - starters[y] for x, y in zip(order[11:14], order[8:11], strict=False)}
 
     session_rows, metrics = [], {}
     for sess in SESSIONS:

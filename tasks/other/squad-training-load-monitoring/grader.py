@@ -13,7 +13,16 @@ pipeline differs from the reference only by float summation order and output rou
   load change 0.5 percentage points.
 """
 
-from lastexam.grading import GradeContext, Outcome, Rubric, as_number, get, load_csv, load_json, near
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    as_number,
+    get,
+    load_csv,
+    load_json,
+    near,
+)
 
 SESSION_COLUMNS = ["player_id", "session_id", "date", "duration_min", "total_distance_m", "hsr_m",
                    "sprint_m", "sprint_efforts", "hr_valid_min", "trimp_banister", "trimp_edwards"]

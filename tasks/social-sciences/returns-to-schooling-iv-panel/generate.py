@@ -60,8 +60,8 @@ def iv_part(df):
     aug = sm.OLS(y, np.column_stack([X, fs_u.resid])).fit()
     wh = float(aug.tvalues[-1] ** 2)
     coefs = {
-        "ols": dict(zip(IV_TERMS, zip(b_ols, se_ols))),
-        "2sls": dict(zip(IV_TERMS, zip(b_iv, se_iv))),
+        "ols": dict(zip(IV_TERMS, zip(b_ols, se_ols, strict=False), strict=False)),
+        "2sls": dict(zip(IV_TERMS, zip(b_iv, se_iv, strict=False), strict=False)),
     }
     tests = {
         "n_obs": n,
@@ -124,9 +124,9 @@ def panel_part(df):
     p_h = float(stats.chi2.sf(h, len(d)))
     b_union = b_fe[FE_TERMS.index("union")]
     coefs = {
-        "pooled": dict(zip(POOLED_TERMS, zip(b_p, se_p))),
-        "re": dict(zip(POOLED_TERMS, zip(b_re, se_re))),
-        "fe": dict(zip(FE_TERMS, zip(b_fe, se_fe))),
+        "pooled": dict(zip(POOLED_TERMS, zip(b_p, se_p, strict=False), strict=False)),
+        "re": dict(zip(POOLED_TERMS, zip(b_re, se_re, strict=False), strict=False)),
+        "fe": dict(zip(FE_TERMS, zip(b_fe, se_fe, strict=False), strict=False)),
     }
     tests = {
         "n_obs": n,

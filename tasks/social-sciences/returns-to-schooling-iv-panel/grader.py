@@ -18,7 +18,16 @@ conventions; linearmodels reproduces it to ~1e-12):
   0.4 % when the between regression's collinear year dummies are counted.
 """
 
-from lastexam.grading import GradeContext, Outcome, Rubric, as_number, get, load_csv, load_json, near
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    as_number,
+    get,
+    load_csv,
+    load_json,
+    near,
+)
 
 MODELS = ("ols", "2sls", "pooled", "re", "fe")
 

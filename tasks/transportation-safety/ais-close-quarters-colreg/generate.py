@@ -206,7 +206,7 @@ def order_log(lines):
     lines = sorted(lines, key=lambda r: (r[0], r[1] % 5000000, r[1] >= 5000000))
     out = []
     pending = None
-    for t, o, line in lines:
+    for _t, o, line in lines:
         if o >= 5000000:
             pending = line
             continue
@@ -297,7 +297,7 @@ def encounters(st: dict) -> list[dict]:
 def iso(minute: int) -> str:
     import datetime as dt
 
-    return dt.datetime.fromtimestamp(T0 + minute, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(T0 + minute, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ def _minutes(iso: str | None) -> int | None:
         t = dt.datetime.strptime(str(iso).strip(), "%Y-%m-%dT%H:%M:%SZ")
     except ValueError:
         return None
-    return int(t.replace(tzinfo=dt.timezone.utc).timestamp()) // 60
+    return int(t.replace(tzinfo=dt.UTC).timestamp()) // 60
 
 
 def _metres(lat1, lon1, lat2, lon2) -> float:

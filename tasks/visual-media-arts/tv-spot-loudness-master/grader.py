@@ -139,7 +139,7 @@ def intervals(tl: dict, comps: dict[str, dict]) -> list[tuple[int, int]]:
     edges = {0, n}
     for c in tl["cues"]:
         edges.update((c["start"], c["end"]))
-    for name, c in comps.items():
+    for _name, c in comps.items():
         if "start" in c:
             edges.update((c["start"], min(n, c["start"] + len(c["clip"]))))
     edges = sorted(edges)

@@ -8,10 +8,10 @@ import openpyxl
 wb = openpyxl.load_workbook(sys.argv[1], data_only=True)
 rf = wb["RollForward"]
 header = [c.value for c in rf[1]]
-rows = {r[0]: dict(zip(header, r)) for r in rf.iter_rows(min_row=2, values_only=True) if r[0]}
+rows = {r[0]: dict(zip(header, r, strict=False)) for r in rf.iter_rows(min_row=2, values_only=True) if r[0]}
 sched = wb["Schedule"]
 sh = [c.value for c in sched[1]]
-gain = sum(dict(zip(sh, r))["gain_loss"] for r in sched.iter_rows(min_row=2, values_only=True) if r[0])
+gain = sum(dict(zip(sh, r, strict=False))["gain_loss"] for r in sched.iter_rows(min_row=2, values_only=True) if r[0])
 total = rows["Total"]
 summary = {
     "fiscal_year_end": "2025-06-30",

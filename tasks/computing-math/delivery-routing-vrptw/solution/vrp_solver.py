@@ -165,7 +165,7 @@ def plan_cost(inst: dict, plan: list[dict]) -> dict:
     for route in plan:
         v = veh[route["vehicle_id"]]
         seq = [0] + [pos[c] for c in route["nodes"]] + [0]
-        km = sum(inst["km"][a][b] for a, b in zip(seq, seq[1:]))
+        km = sum(inst["km"][a][b] for a, b in zip(seq, seq[1:], strict=False))
         rows = schedule(inst, route)
         hours = (rows[-1]["arrival_min"] - rows[0]["departure_min"]) / 60.0
         out["fixed_cost_eur"] += float(v["fixed_cost_eur"])

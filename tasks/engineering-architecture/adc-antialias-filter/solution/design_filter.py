@@ -122,7 +122,7 @@ def read_complex(path: Path) -> tuple[list[float], list[list[complex]]]:
             continue
         freqs.append(vals[0])
         cols.append([complex(vals[i], vals[i + 1]) for i in range(1, len(vals), 2)])
-    return freqs, [list(c) for c in zip(*cols)]
+    return freqs, [list(c) for c in zip(*cols, strict=False)]
 
 
 def simulate_stages(cands: list[tuple], rs: float, rload: float, spec: dict, tag: str) -> tuple[list[float], list[list[complex]]]:
@@ -161,7 +161,7 @@ def metrics(freqs: list[float], h: list[complex], spec: dict) -> dict:
             f3 = math.exp(math.log(freqs[k - 1]) + t * (math.log(freqs[k]) - math.log(freqs[k - 1])))
             break
     fa = spec["alias_band_start_hz"]
-    alias = [g0 - interp_db(freqs, db, fa)] + [g0 - d for f, d in zip(freqs, db) if fa <= f <= spec["alias_band_stop_hz"]]
+    alias = [g0 - interp_db(freqs, db, fa)] + [g0 - d for f, d in zip(freqs, db, strict=False) if fa <= f <= spec["alias_band_stop_hz"]]
     return {
         "f_3db_hz": f3,
         "dc_gain_db": g0,
@@ -218,7 +218,7 @@ def main() -> None:
     ranked = []
     for i in range(len(c1s)):
         for j in range(len(c2s)):
-            m = metrics(f1, [a * b for a, b in zip(h1[i], h2[j])], spec)
+            m = metrics(f1, [a * b for a, b in zip(h1[i], h2[j], strict=False)], spec)
             if acceptable(m, spec):
                 rsum = sum(p["v"] for p in c1s[i][:3]) + sum(p["v"] for p in c2s[j][:3])
                 ranked.append((abs(m["f_3db_hz"] / fc - 1) + m["passband_peaking_db"] / 50 + rsum / 1e7, i, j))
@@ -240,7 +240,7 @@ def write_outputs(s1: tuple, s2: tuple, m: dict, offset_mv: float, spec: dict) -
     (OUT / "filter.cir").write_text(header + subckt_text(s1, s2))
     refdes = {}
     for prefix, parts in (("1", s1), ("2", s2)):
-        for name, part in zip(("R{}1", "R{}2", "R{}3", "C{}1", "C{}2"), parts):
+        for name, part in zip(("R{}1", "R{}2", "R{}3", "C{}1", "C{}2"), parts, strict=False):
             refdes[name.format(prefix)] = part
     items: dict[str, dict] = {}
     for ref in sorted(refdes):

@@ -20,7 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email import policy
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from reportlab.pdfgen import canvas
 
 CUSTODIANS = ["dana.whitfield", "marco.reyes", "priya.natarajan"]
 COMPANY = "brightline-logistics.com"
-LO, HI = datetime(2024, 1, 1, tzinfo=timezone.utc), datetime(2024, 6, 30, 23, 59, 59, tzinfo=timezone.utc)
+LO, HI = datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 6, 30, 23, 59, 59, tzinfo=UTC)
 PREFIX, START, VOL = "BRL", 4201, "PROD002"
 SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
 WP = "PRIVILEGED & CONFIDENTIAL - ATTORNEY WORK PRODUCT"
@@ -105,7 +105,7 @@ def parse_email_tree(msg) -> Doc:
             children.append(Doc(kind="file", filename=name, data=data, md5=hashlib.md5(data).hexdigest(),
                                 ext=name.rsplit(".", 1)[-1].lower(), children=[]))
     d = Doc(kind="email", frm=addrs(msg, "From"), to=addrs(msg, "To"), cc=addrs(msg, "Cc"), bcc=addrs(msg, "Bcc"),
-            subject=" ".join(str(msg["Subject"] or "").split()), sent=msg["Date"].datetime.astimezone(timezone.utc),
+            subject=" ".join(str(msg["Subject"] or "").split()), sent=msg["Date"].datetime.astimezone(UTC),
             mid=str(msg["Message-ID"] or "").strip().strip("<>"), body=norm_body(body), filename="",
             children=children, ext="email", data=None, local=msg["Date"].datetime.replace(tzinfo=None))
     d.md5 = email_hash(d, children)
@@ -175,7 +175,7 @@ def main() -> None:
     for cust in CUSTODIANS:
         for d in load_mbox(inputs / "collection" / cust / "mailbox.mbox", cust):
             if mistake == "local-time":
-                d.sent = d.local.replace(tzinfo=timezone.utc)
+                d.sent = d.local.replace(tzinfo=UTC)
             key = "E" + (d.mid if mistake == "messageid-dedup" else d.md5)
             f = families.setdefault(key, {"top": d, "custodians": [], "date": d.sent})
             if cust not in f["custodians"]:
@@ -187,7 +187,7 @@ def main() -> None:
             name = row["path"].rsplit("/", 1)[-1]
             d = Doc(kind="file", filename=name, data=data, md5=hashlib.md5(data).hexdigest(),
                     ext=name.rsplit(".", 1)[-1].lower(), family=[])
-            date = datetime.strptime(row["last_modified_utc"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+            date = datetime.strptime(row["last_modified_utc"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
             f = families.setdefault("L" + d.md5, {"top": d, "custodians": [], "date": date, "loose": True})
             if cust not in f["custodians"]:
                 f["custodians"].append(cust)

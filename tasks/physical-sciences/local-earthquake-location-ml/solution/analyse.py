@@ -15,8 +15,18 @@ from pathlib import Path
 import numpy as np
 from obspy import Stream, UTCDateTime, read, read_inventory
 from obspy.core.event import (
-    Amplitude, Arrival, Catalog, CreationInfo, Event, Magnitude, Origin, OriginQuality, Pick,
-    StationMagnitude, StationMagnitudeContribution, WaveformStreamID,
+    Amplitude,
+    Arrival,
+    Catalog,
+    CreationInfo,
+    Event,
+    Magnitude,
+    Origin,
+    OriginQuality,
+    Pick,
+    StationMagnitude,
+    StationMagnitudeContribution,
+    WaveformStreamID,
 )
 from obspy.geodetics import gps2dist_azimuth, locations2degrees
 from obspy.signal.trigger import recursive_sta_lta, trigger_onset
@@ -227,7 +237,7 @@ def main() -> None:
         wid = WaveformStreamID(network_code="XS", station_code=o["sta"], location_code="00",
                                channel_code=tr.stats.channel if o["phase"] == "P" else tr.stats.channel[:2] + "N")
         pick = Pick(time=p["time"], waveform_id=wid, phase_hint=o["phase"], evaluation_mode="manual",
-                    polarity={"U": "positive", "D": "negative"}.get(p["polarity"], None))
+                    polarity={"U": "positive", "D": "negative"}.get(p["polarity"]))
         ev.picks.append(pick)
         deg = locations2degrees(loc["lat"], loc["lon"], o["lat"], o["lon"])
         az = gps2dist_azimuth(loc["lat"], loc["lon"], o["lat"], o["lon"])[1]

@@ -17,8 +17,8 @@ from pyais.stream import FileReaderStream
 from pyproj import Geod
 
 GEOD = Geod(ellps="WGS84")
-START = dt.datetime(2024, 3, 5, 6, 0, tzinfo=dt.timezone.utc)
-END = dt.datetime(2024, 3, 5, 8, 0, tzinfo=dt.timezone.utc)
+START = dt.datetime(2024, 3, 5, 6, 0, tzinfo=dt.UTC)
+END = dt.datetime(2024, 3, 5, 8, 0, tzinfo=dt.UTC)
 STALE_S = 180
 POSITION_TYPES = {1, 2, 3, 18}
 
@@ -102,7 +102,7 @@ def classify(a, b, brg_ab, brg_ba):
 
 
 def iso(ts: int) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def main() -> None:
