@@ -50,7 +50,7 @@ def compare_rows(seen: dict[str, dict], ref: list[dict], pick, test, what: str, 
 def close(tol):
     def test(a, b):
         if isinstance(a, tuple):
-            return all(close(tol)(x, y) for x, y in zip(a, b))
+            return all(close(tol)(x, y) for x, y in zip(a, b, strict=False))
         x, y = num(a), num(b)
         if y is None:
             return (a or "") == (b or "")
@@ -60,7 +60,7 @@ def close(tol):
 
 def exact(a, b) -> bool:
     if isinstance(a, tuple):
-        return all(exact(x, y) for x, y in zip(a, b))
+        return all(exact(x, y) for x, y in zip(a, b, strict=False))
     x, y = num(a), num(b)
     if x is not None and y is not None:
         return x == y

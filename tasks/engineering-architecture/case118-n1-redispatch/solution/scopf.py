@@ -14,10 +14,9 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+import study_model as sm
 from pandapower.pypower.makePTDF import makePTDF
 from scipy.optimize import minimize
-
-import study_model as sm
 
 NEAR = 93.0  # % of rating from which a loading is kept as a constraint
 MARGIN = 0.5  # % of rating kept free at the linearised solution (linearisation error)
@@ -120,7 +119,7 @@ def redispatch(study: sm.Study, start: dict[str, float], first: list[sm.CaseResu
     watched: list[str] | None = None
     for it in range(MAX_ITER):
         p = np.clip(np.round(p, 1), lo, hi)
-        dispatch = dict(zip(ids, p))
+        dispatch = dict(zip(ids, p, strict=True))
         # Between full screenings only the contingencies seen near a limit are re-run; a dispatch
         # is accepted only after a full screening.
         if it == 0 and first is not None:
@@ -214,4 +213,4 @@ def redispatch(study: sm.Study, start: dict[str, float], first: list[sm.CaseResu
         log(f"  {m} constraints; QP: {sol.message}; left violated: {left[:5]}", file=sys.stderr)
     if best is None:
         raise SystemExit("no secure dispatch found")
-    return dict(zip(ids, (round(float(v), 1) for v in best[1]))), best[2]
+    return dict(zip(ids, (round(float(v), 1) for v in best[1]), strict=True)), best[2]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import scopf  # noqa: E402
-import study_model as sm  # noqa: E402
+import scopf
+import study_model as sm
 
 
 def main() -> None:

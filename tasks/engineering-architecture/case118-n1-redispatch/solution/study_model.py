@@ -138,14 +138,14 @@ def branch_loadings(study: Study, net, rate_key: str) -> dict[str, float]:
     ika = net.res_line["i_ka"].to_numpy()[line["idx"]]
     ok = net.line["in_service"].to_numpy()[line["idx"]]
     vals = ika / line[f"{rate_key}_0"] * 100.0
-    out.update({k: float(v) for k, v, live in zip(line["ids"], vals, ok) if live and v == v})
+    out.update({k: float(v) for k, v, live in zip(line["ids"], vals, ok, strict=True) if live and v == v})
     tr = arr["trafo"]
     ihv = net.res_trafo["i_hv_ka"].to_numpy()[tr["idx"]] / tr[f"{rate_key}_0"]
     ilv = net.res_trafo["i_lv_ka"].to_numpy()[tr["idx"]] / tr[f"{rate_key}_1"]
     ok = net.trafo["in_service"].to_numpy()[tr["idx"]]
     vals = np.maximum(ihv, ilv) * 100.0
     # NaN for branches left in a de-energised area
-    out.update({k: float(v) for k, v, live in zip(tr["ids"], vals, ok) if live and v == v})
+    out.update({k: float(v) for k, v, live in zip(tr["ids"], vals, ok, strict=True) if live and v == v})
     return out
 
 
@@ -205,7 +205,7 @@ def _collect(study: Study, net, case_id: str, rate_key: str, limits, detail: boo
             p = res_table[pcol].to_numpy()[idx]
             q = res_table[qcol].to_numpy()[idx]
             v = vm_all.loc[table[bcol].to_numpy()[idx]].to_numpy()
-            for k, pp_, qq, vv in zip(arr[kind]["ids"], p, q, v):
+            for k, pp_, qq, vv in zip(arr[kind]["ids"], p, q, v, strict=True):
                 if pp_ == pp_:
                     res.flows[k] = (float(pp_), float(math.hypot(pp_, qq)), float(vv))
     return res
