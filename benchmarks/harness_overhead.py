@@ -4,8 +4,8 @@
 
 Harness: the nop agent on the trivial task tests/data/tasks/other/column-total through the
 real run machinery (stage, agent sandbox, snapshot, grading sandbox, record), N trials.
-Floor: per trial, two bare launches of bwrap with the same isolation and mounts running
-/bin/true, plus one SQLite commit of a row. Both run sequentially and with K threads.
+Floor: per trial, two bare launches of bwrap with the same namespaces and mounts running
+/bin/true (no cgroup, no uid switch, no supervision), plus one SQLite commit of a row. Both run sequentially and with K threads.
 Also: wall time of a whole one-trial `lastexam run` from process start to printed result.
 Prints medians and ratios; run by hand (shared machines are noisy).
 """
@@ -18,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -42,24 +43,30 @@ def harness(trials: int, concurrency: int, tmp: Path) -> float:
 
 
 def floor(trials: int, concurrency: int, tmp: Path) -> float:
+    """Two bare bwrap launches (same namespaces and mounts as a trial's, running /bin/true,
+    without the harness's cgroup, uid switch or supervision) and one SQLite commit."""
     area = RunWorkArea.for_run(new_run_id("floor"))
     area.prepare()
     provider = BwrapProvider(area.etc)
     provider.preflight()
+    request = SandboxRequest(
+        name="floor", argv=["/bin/true"], mounts=[], env={"PATH": "/usr/bin"}, cwd="/",
+        limits=SandboxLimits(wall_s=30, memory_mb=512, max_processes=64, watch_bytes=0),
+        stdout=Path("/dev/null"), stderr=Path("/dev/null"),
+    )
+    argv = ["bwrap", *provider._isolation_args(), *provider._filesystem_args(request), "--", "/bin/true"]
     db = sqlite3.connect(tmp / f"floor-{concurrency}-{time.monotonic_ns()}.db", check_same_thread=False,
                          isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
-    limits = SandboxLimits(wall_s=30, memory_mb=512, max_processes=64, watch_bytes=0)
+    lock = threading.Lock()
 
     def one(i: int) -> None:
-        for half in ("a", "b"):
-            provider.run(SandboxRequest(
-                name=f"floor-{i}-{half}", argv=["/bin/true"], mounts=[], env={"PATH": "/usr/bin"},
-                cwd="/", limits=limits, stdout=Path("/dev/null"), stderr=Path("/dev/null"),
-            ))
-        db.execute("INSERT INTO t (v) VALUES (?)", (str(i),))
+        for _ in range(2):
+            subprocess.run(argv, check=True)
+        with lock:
+            db.execute("INSERT INTO t (v) VALUES (?)", (str(i),))
 
     started = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:

@@ -48,6 +48,7 @@ class Cgroup:
             with contextlib.suppress(OSError):
                 (self.dirs[0] / "cgroup.kill").write_text("1")
         end = time.monotonic() + deadline_s
+        pause = 0.0002  # processes of a namespace that just died leave within a millisecond
         while True:
             pids = self.pids()
             if not pids:
@@ -57,7 +58,8 @@ class Cgroup:
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-            time.sleep(0.01)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.01)
 
     def oom_killed(self) -> bool:
         mem = self.dirs[0]
