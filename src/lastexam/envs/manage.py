@@ -35,6 +35,9 @@ class Environment:
     def venv(self) -> Path:
         return home_subdir("envs") / self.name
 
+    def site_packages(self) -> list[Path]:
+        return sorted(self.venv.glob("lib/python3*/site-packages"))
+
     def mounts(self) -> list[Mount]:
         return [Mount(self.venv, str(self.venv))]
 

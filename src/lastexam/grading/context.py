@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing itself costs each grading's fresh Python an import
+if TYPE_CHECKING:
+    from typing import Any
 
 
-@dataclass(frozen=True)
 class GradeContext:
-    output: Path  # snapshot of the agent's /task/output, read-only
-    reference: Path  # the task's hidden reference/, read-only
-    inputs: Path  # the task's pristine inputs/, read-only
-    task: Path  # the task folder (grader.py, task.toml), read-only
-    scratch: Path  # writable, empty, discarded after grading
-    canary: str = ""
-    # The agent's inputs/ after the run: relative path -> sha256, "missing" or "not-regular".
-    inputs_after: dict[str, str] = field(default_factory=dict)
+    """Paths inside the grading sandbox (a plain class: see rubric.py on import cost)."""
+
+    __slots__ = ("canary", "inputs", "inputs_after", "inputs_pristine", "output", "reference",
+                 "scratch", "task")
+
+    def __init__(self, output: Path, reference: Path, inputs: Path, task: Path, scratch: Path,
+                 canary: str = "", inputs_after: dict[str, str] | None = None,
+                 inputs_pristine: dict[str, str] | None = None):
+        self.output = output  # snapshot of the agent's /task/output, read-only
+        self.reference = reference  # the task's hidden reference/, read-only
+        self.inputs = inputs  # the task's pristine inputs/, read-only
+        self.task = task  # the task folder (grader.py, task.toml), read-only
+        self.scratch = scratch  # writable, empty, discarded after grading
+        self.canary = canary
+        # The agent's inputs/ after the run: relative path -> sha256, "missing" or "not-regular".
+        self.inputs_after = inputs_after if inputs_after is not None else {}
+        # sha256 of each pristine input, when the harness computed them (None: hash inputs/)
+        self.inputs_pristine = inputs_pristine
 
     def out(self, relpath: str) -> Path:
         return self.output / relpath
@@ -33,5 +44,6 @@ class GradeContext:
     def from_json(cls, data: dict[str, Any]) -> GradeContext:
         paths = {k: Path(data[k]) for k in ("output", "reference", "inputs", "task", "scratch")}
         return cls(
-            **paths, canary=data.get("canary", ""), inputs_after=data.get("inputs_after", {})
+            **paths, canary=data.get("canary", ""), inputs_after=data.get("inputs_after", {}),
+            inputs_pristine=data.get("inputs_pristine"),
         )

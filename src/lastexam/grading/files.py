@@ -4,29 +4,41 @@ file cannot exhaust the grader."""
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
 import json
-import shutil
-import subprocess
-import zipfile
-from pathlib import Path
-from typing import Any, NamedTuple
 
 from lastexam.grading.rubric import Outcome
+
+TYPE_CHECKING = False  # typing itself costs each grading's fresh Python an import
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 MAX_TEXT_BYTES = 64 * 1024 * 1024
 MAX_XLSX_UNPACKED = 256 * 1024 * 1024
 MAX_ZIP_RATIO = 200  # larger unpacked/packed ratios are treated as zip bombs
 
 
-class Loaded(NamedTuple):
-    value: Any
-    outcome: Outcome
+class Loaded(tuple):
+    """(value, outcome), also as .value and .outcome. A plain tuple subclass: typing's
+    NamedTuple costs every grading's fresh Python a few milliseconds to import."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: Any, outcome: Outcome) -> Loaded:
+        return tuple.__new__(cls, (value, outcome))
+
+    @property
+    def value(self) -> Any:
+        return self[0]
+
+    @property
+    def outcome(self) -> Outcome:
+        return self[1]
 
 
 def sha256_file(path: Path) -> str:
+    import hashlib
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -90,6 +102,8 @@ def load_json(path: Path, *, expect: type | None = dict) -> Loaded:
 
 def load_csv(path: Path, *, required_columns: list[str] | tuple[str, ...] = ()) -> Loaded:
     """Rows as dicts of stripped strings. Header names are matched exactly."""
+    import csv
+    import io
     text, outcome = read_text(path)
     if text is None:
         return Loaded(None, outcome)
@@ -116,6 +130,7 @@ def column(rows: list[dict[str, Any]] | None, name: str) -> list[Any]:
 
 
 def zip_is_sane(path: Path, max_unpacked: int = MAX_XLSX_UNPACKED) -> Outcome:
+    import zipfile
     try:
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
@@ -146,6 +161,8 @@ def load_xlsx(path: Path, *, data_only: bool = True) -> Loaded:
 
 def pdf_text(path: Path) -> Loaded:
     """Text of a PDF via poppler's pdftotext (layout kept), falling back to pypdf."""
+    import shutil
+    import subprocess
     if not path.is_file():
         return Loaded(None, Outcome(False, f"{path.name} is missing", expected=path.name))
     with open(path, "rb") as f:
@@ -180,18 +197,21 @@ def contains_all(text: str | None, phrases: list[str], *, case: bool = False) ->
     return Outcome(not missing, f"missing {missing}" if missing else "all present", expected=phrases, seen=missing or None)
 
 
-def inputs_untampered(inputs_after: dict[str, str], pristine: Path) -> Outcome:
-    """The agent's inputs/ after the run against the task's own: a changed or replaced file fails
-    (deleting one is recorded but cannot fool a grader, which reads the pristine copy)."""
+def inputs_untampered(inputs_after: dict[str, str], pristine: Path | dict[str, str]) -> Outcome:
+    """The agent's inputs/ after the run against the task's own (the pristine folder, or its
+    files' sha256 by relative path): a changed or replaced file fails (deleting one is
+    recorded but cannot fool a grader, which reads the pristine copy)."""
+    if not isinstance(pristine, dict):
+        pristine = {
+            p.relative_to(pristine).as_posix(): sha256_file(p)
+            for p in sorted(pristine.rglob("*")) if p.is_file()
+        }
     changed, removed = [], []
-    for p in sorted(pristine.rglob("*")):
-        if not p.is_file():
-            continue
-        rel = p.relative_to(pristine).as_posix()
+    for rel, digest in sorted(pristine.items()):
         state = inputs_after.get(rel, "missing")
         if state == "missing":
             removed.append(rel)
-        elif state != sha256_file(p):
+        elif state != digest:
             changed.append(rel)
     if changed:
         return Outcome(False, f"inputs modified by the agent: {changed}", expected="unchanged", seen=changed)

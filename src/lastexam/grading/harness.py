@@ -1,4 +1,5 @@
-"""Entry point inside the grading sandbox: python3 -m lastexam.grading.harness CONTEXT RESULT.
+"""Entry point inside the grading sandbox: python3 -S .../lastexam/grading/harness.py CONTEXT RESULT
+(run as a script, not with -m: runpy would cost each grading's fresh Python an import).
 
 Loads the task's grader.py, calls grade(ctx), prepends the input-tamper gate and writes the
 rubric as JSON. A grader that raises, or returns something other than a Rubric, produces an
@@ -7,12 +8,11 @@ rubric as JSON. A grader that raises, or returns something other than a Rubric, 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
 import sys
-import traceback
+import types
 from pathlib import Path
 
 from lastexam.grading.context import GradeContext
@@ -24,12 +24,11 @@ TAMPER_GATE = "inputs untampered"
 
 def run_grader(ctx: GradeContext) -> Rubric:
     grader_path = ctx.task / "grader.py"
-    spec = importlib.util.spec_from_file_location("lastexam_task_grader", grader_path)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot load {grader_path}")
-    module = importlib.util.module_from_spec(spec)
+    module = types.ModuleType("lastexam_task_grader")
+    module.__file__ = str(grader_path)
+    sys.modules[module.__name__] = module
     sys.path.insert(0, str(ctx.task))
-    spec.loader.exec_module(module)
+    exec(compile(grader_path.read_bytes(), str(grader_path), "exec"), module.__dict__)
     grade = getattr(module, "grade", None)
     if not callable(grade):
         raise TypeError(f"{grader_path} defines no function grade(ctx)")
@@ -37,7 +36,8 @@ def run_grader(ctx: GradeContext) -> Rubric:
     if not isinstance(rubric, Rubric):
         raise TypeError(f"grade(ctx) returned {type(rubric).__name__}, expected a Rubric")
     tamper = Rubric()
-    tamper.gate(TAMPER_GATE, inputs_untampered(ctx.inputs_after, ctx.inputs))
+    pristine = ctx.inputs_pristine if ctx.inputs_pristine is not None else ctx.inputs
+    tamper.gate(TAMPER_GATE, inputs_untampered(ctx.inputs_after, pristine))
     rubric.checks[:0] = tamper.checks
     return rubric
 
@@ -61,6 +61,8 @@ def main(argv: list[str]) -> int:
         text = json.dumps(_finite(result), allow_nan=False, default=repr)
         code = 0
     except BaseException:  # the grader's failure, whatever it is, is reported, not hidden
+        import traceback
+
         text = json.dumps({"status": "error", "error": traceback.format_exc(limit=20)[-8000:]})
         code = 3
     tmp = result_path.with_suffix(".tmp")
@@ -70,4 +72,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    # Run as a script, Python put this file's folder first on sys.path; the grading library
+    # comes from PYTHONPATH, and the grader must not import this folder's modules by bare name.
+    del sys.path[0]
     sys.exit(main(sys.argv[1:]))

@@ -8,34 +8,50 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False  # typing itself costs each grading's fresh Python an import
+if TYPE_CHECKING:
+    from typing import Any
 
 EVIDENCE_MAX_CHARS = 600
+# Plain slotted classes rather than dataclasses: every grading starts a fresh Python, and the
+# dataclasses module (with inspect and typing) costs it several milliseconds to import.
 
 
-@dataclass(frozen=True)
 class Outcome:
     """What a comparison found: passed or not, why, and the values compared."""
 
-    passed: bool
-    message: str = ""
-    expected: Any = None
-    seen: Any = None
+    __slots__ = ("expected", "message", "passed", "seen")
+
+    def __init__(self, passed: bool, message: str = "", expected: Any = None, seen: Any = None):
+        self.passed = passed
+        self.message = message
+        self.expected = expected
+        self.seen = seen
 
     def __bool__(self) -> bool:
-        return self.passed
+        return bool(self.passed)
+
+    def __repr__(self) -> str:
+        return f"Outcome(passed={self.passed!r}, message={self.message!r})"
 
 
-@dataclass
 class Check:
-    name: str
-    weight: float
-    gate: bool
-    passed: bool
-    points: float
-    message: str
-    evidence: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("evidence", "gate", "message", "name", "passed", "points", "weight")
+
+    def __init__(self, name: str, weight: float, gate: bool, passed: bool, points: float,
+                 message: str, evidence: dict[str, Any] | None = None):
+        self.name = name
+        self.weight = weight
+        self.gate = gate
+        self.passed = passed
+        self.points = points
+        self.message = message
+        self.evidence = evidence if evidence is not None else {}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in
+                ("name", "weight", "gate", "passed", "points", "message", "evidence")}
 
 
 def _jsonable(value: Any) -> Any:
@@ -113,7 +129,7 @@ class Rubric:
         return {
             "score": self.score,
             "full_pass": self.full_pass,
-            "checks": [asdict(c) for c in self.checks],
+            "checks": [c.as_dict() for c in self.checks],
         }
 
 

@@ -52,6 +52,8 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
         "scratch": "/grade/scratch",
         "canary": task.spec.canary,
         "inputs_after": req.inputs_after,
+        # computed here, once per task: hashing in each grading would cost it hashlib's import
+        "inputs_pristine": task.input_hashes,
     }
     (req.workdir / "context.json").write_text(json.dumps(context))
     (req.workdir / "context.json").chmod(0o644)
@@ -59,7 +61,9 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
     sreq = SandboxRequest(
         name=req.name,
         argv=[
-            "python3", "-B", "-m", "lastexam.grading.harness",
+            # -S: no site initialisation (a few ms per grading); the environment's packages
+            # come from PYTHONPATH instead. Every grader runs under this in `validate`.
+            "python3", "-S", "-B", f"{LIB_IN_SANDBOX}/lastexam/grading/harness.py",
             "/grade/context.json", "/grade/result/result.json",
         ],
         mounts=[
@@ -75,7 +79,7 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
             "PATH": req.env.path_var(),
             "HOME": "/grade/scratch",
             "TMPDIR": "/tmp",
-            "PYTHONPATH": LIB_IN_SANDBOX,
+            "PYTHONPATH": ":".join([LIB_IN_SANDBOX, *map(str, req.env.site_packages())]),
             "PYTHONDONTWRITEBYTECODE": "1",
             "LANG": "C.UTF-8",
         },
@@ -120,7 +124,7 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
         ok=True,
         score=score_of(checks),  # recomputed here: the harness, not the sandbox, decides
         full_pass=full_pass_of(checks),
-        checks=[CheckResult(**c.__dict__) for c in checks],
+        checks=[CheckResult(**c.as_dict()) for c in checks],
         created_at=now_iso(),
         duration_s=duration,
     )

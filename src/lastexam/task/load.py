@@ -72,6 +72,14 @@ class Task:
         return tree_hash(self.path)
 
     @cached_property
+    def input_hashes(self) -> dict[str, str]:
+        """sha256 of each pristine input, by path relative to inputs/."""
+        return {
+            p.relative_to(self.inputs_dir).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(self.inputs_dir.rglob("*")) if p.is_file()
+        }
+
+    @cached_property
     def grader_hash(self) -> str:
         """The grader version: the grader and its reference, nothing the agent could change."""
         h = hashlib.sha256()
