@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(bubblewrap python3 python3-venv util-linux socat strace git ca-certificates)
+# gcc and libc6-dev build the exec-log shim (src/lastexam/usage/execlog.c).
+packages=(bubblewrap python3 python3-venv util-linux socat gcc libc6-dev git ca-certificates)
 # The tests drive the viewer in Debian's Chromium (Playwright never downloads a browser here).
 [[ "${1:-}" == "--test" ]] && packages+=(chromium fonts-dejavu-core)
 need=()

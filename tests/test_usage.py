@@ -14,28 +14,30 @@ from lastexam.analysis.metrics import software_usage
 from lastexam.usage.declared import signals_for, usage
 from lastexam.usage.execlog import parse
 
-SAMPLE = """\
-10 1795970972.788775 execve("/usr/bin/sh", ["sh", "-c", "ls /x; samtools view a.bam"], 0x7f /* 35 vars */) = 0
-11 1795970972.792794 execve("/usr/bin/ls", ["ls", "/x"], 0x55 /* 35 vars */) = 0
-11 1795970972.794466 +++ exited with 2 +++
-12 1795970972.797504 execve("/usr/local/bin/samtools", ["samtools", "view", "a.bam"], 0x7f /* 35 vars */) = -1 ENOENT (No such file or directory)
-12 1795970972.797638 execve("/usr/bin/samtools", ["samtools", "view", "a \\"quoted\\" arg"], 0x7f /* 35 vars */) = 0
-12 1795970972.799000 +++ killed by SIGKILL +++
-10 1795970972.973494 +++ exited with 0 +++
-"""
+SAMPLE = (
+    "exec\t10\t1\t1795970972.788775\t/usr/bin/dash\tsh\x1f-c\x1fls /x; samtools view a.bam\n"
+    "exec\t11\t10\t1795970972.792794\t/usr/bin/ls\tls\x1f/x\n"
+    "exit\t11\t2\n"
+    "exec\t12\t10\t1795970972.797638\t/usr/bin/samtools\tsamtools\x1fview\x1fa \"quoted\" arg\n"
+    "signal\t12\t9\n"
+    "exec\t13\t10\t1795970972.8\t/usr/bin/mawk\tawk\x1fBEGIN{}\n"
+    "not a line of the shim\n"
+    "exec\tx\t1\t2\t/usr/bin/ls\tls\n"
+    "exit\t10\t0\n"
+)
 
 
-def test_parse_strace_log(tmp_path: Path) -> None:
-    (tmp_path / "strace.log").write_text(SAMPLE)
+def test_parse_exec_log(tmp_path: Path) -> None:
+    (tmp_path / "exec.log").write_text(SAMPLE)
     (tmp_path / "py-5.txt").write_text("rdkit numpy\n")
     log = parse(tmp_path)
-    assert log.traced and log.total == 3  # the failed execve (ENOENT) is not a program run
-    assert [e.program for e in log.events] == ["sh", "ls", "samtools"]
-    assert [e.exit_status for e in log.events] == ["0", "2", "killed by SIGKILL"]
+    assert log.traced and log.total == 4  # malformed lines are skipped
+    assert [e.program for e in log.events] == ["dash", "ls", "samtools", "mawk"]
+    assert [e.exit_status for e in log.events] == ["0", "2", "killed by signal 9", None]
     assert log.events[2].argv == ["samtools", "view", 'a "quoted" arg']
     assert log.script_execs == 1
-    assert usage(["samtools", "RDKit", "ngspice", "Unheard-of CAD"], log) == {
-        "samtools": True, "RDKit": True, "ngspice": False, "Unheard-of CAD": None,
+    assert usage(["samtools", "RDKit", "ngspice", "awk", "Unheard-of CAD"], log) == {
+        "samtools": True, "RDKit": True, "ngspice": False, "awk": True, "Unheard-of CAD": None,
     }
 
 

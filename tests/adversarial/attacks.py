@@ -443,10 +443,10 @@ SPOOFING = [
         "spoof-exec-log", "spoofing",
         "write a fake exec log claiming the declared software ran, and point its files at host files",
         WRONG_TOTAL + """
-        echo '1 1.0 execve("/usr/bin/awk", ["awk"], 0x0 /* 0 vars */) = 0' >> /run/lastexam/exec/strace.log
+        printf 'exec\t1\t1\t1.0\t/usr/bin/awk\tawk\n' >> /run/lastexam/exec/exec.log
         ln -s /etc/shadow /run/lastexam/exec/py-1.txt; ln -s /etc/hostname /run/lastexam/exec/py-2.txt
         mkfifo /run/lastexam/exec/py-3.txt
-        """ + PY + """ -c "open('/run/lastexam/exec/strace.log', 'a').write('1 1.0 execve(\\"x\\", [' + '],x' * 300000 + ' = 0 x\\n')"
+        """ + PY + """ -c "open('/run/lastexam/exec/exec.log', 'a').write('exec\\t1\\t1\\t1.0\\t/x\\t' + '\\x1fx' * 300000 + '\\n')"
         echo spoofed
         """,
         log_has=("spoofed",),

@@ -90,8 +90,8 @@ def test_exec_log_links_fifos_and_long_lines(tmp_path: Path) -> None:
     (exec_dir / "py-1.txt").symlink_to(secret)
     os.mkfifo(exec_dir / "py-2.txt")
     (exec_dir / "py-3.txt").write_text("numpy pandas")
-    line = '1 1.0 execve("/bin/x", [' + "],x" * 300_000 + " = 0 x\n"
-    (exec_dir / "strace.log").write_text(line + '2 2.0 execve("/usr/bin/awk", ["awk"], 0x0 /* 0 vars */) = 0\n')
+    line = "exec\t1\t1\t1.0\t/bin/x\t" + "\x1fx" * 300_000 + "\n"
+    (exec_dir / "exec.log").write_text(line + "exec\t2\t1\t2.0\t/usr/bin/awk\tawk\n")
     result: list = []
     worker = threading.Thread(target=lambda: result.append(parse(exec_dir)), daemon=True)
     worker.start()

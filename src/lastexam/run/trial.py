@@ -38,8 +38,14 @@ from lastexam.store.db import Store, now_iso
 from lastexam.store.models import GradeRecord, TrialKey, TrialRecord
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
-from lastexam.usage.execlog import EXEC_DIR_IN_SANDBOX, HOOK_DIR_IN_SANDBOX, trace_argv
+from lastexam.usage.execlog import (
+    EXEC_DIR_IN_SANDBOX,
+    HOOK_DIR_IN_SANDBOX,
+    SHIM_IN_SANDBOX,
+    launch_env,
+)
 from lastexam.usage.record import record_usage
+from lastexam.usage.shim import build_shim
 
 AGENT_HOME = "/home/agent"
 
@@ -287,13 +293,15 @@ class TrialRunner:
                 p for p in (HOOK_DIR_IN_SANDBOX, launch.env.get("PYTHONPATH", "")) if p
             ),
             "LASTEXAM_EXEC_DIR": EXEC_DIR_IN_SANDBOX,
+            **launch_env(shim := build_shim()),
         }
         return SandboxRequest(
             name=f"{self.run_id}.{plan.key.trial_id}",
-            argv=trace_argv(launch.argv),
+            argv=launch.argv,
             mounts=[
                 Mount(ws.exec_log, EXEC_DIR_IN_SANDBOX, writable=True),
                 Mount(self.area.usage_hook, HOOK_DIR_IN_SANDBOX),
+                *([Mount(shim, SHIM_IN_SANDBOX)] if shim else []),
                 Mount(ws.instruction, "/task/instruction.md"),
                 Mount(ws.inputs, "/task/inputs", writable=True),
                 Mount(ws.output, "/task/output", writable=True),

@@ -90,6 +90,7 @@ class TrialWorkspace:
             self.inputs.mkdir()
         for d in (self.output, self.home, self.exec_log):
             d.mkdir()
+        (self.exec_log / "exec.log").touch()  # the exec-log shim appends, it never creates
         for d in (self.logs, self.grade):
             d.mkdir(mode=0o700)
         for d in (self.inputs, self.output, self.home, self.exec_log):

@@ -163,11 +163,14 @@ class BwrapProvider:
             except OSError as e:
                 raise SandboxError(f"cannot create cgroup {req.name}: {e}") from e
         status_r, status_w = os.pipe()
-        argv = self._prefix() + self._isolation_args() + self._filesystem_args(req)
+        env = dict(req.env)
+        # Set inside the sandbox only: the host-side launchers must not try to preload it.
+        inner = ["--setenv", "LD_PRELOAD", env.pop("LD_PRELOAD")] if "LD_PRELOAD" in env else []
+        argv = self._prefix() + self._isolation_args() + self._filesystem_args(req) + inner
         argv += ["--json-status-fd", str(status_w), "--", *req.argv]
+        argv = _limits_prefix(None if cg is not None else limits.max_processes, limits.watch_bytes) + argv
         if cg is not None:
             argv = ["/bin/sh", "-c", ATTACH, "attach", *map(str, cg.procs_files), "--", *argv]
-        preexec = _rlimits(None if cg is not None else limits.max_processes, limits.watch_bytes)
         start = time.monotonic()
         try:
             with open(req.stdout, "wb") as out, open(req.stderr, "wb") as err:
@@ -176,9 +179,8 @@ class BwrapProvider:
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=err,
-                    env=req.env,
+                    env=env,
                     start_new_session=True,
-                    preexec_fn=preexec,
                     pass_fds=(status_w,),
                 )
         except OSError as e:
@@ -274,18 +276,16 @@ def _over_quota(dirs: list[Path], max_bytes: int, max_files: int) -> bool:
     return False
 
 
-def _rlimits(max_processes: int | None, max_file_bytes: int):
-    """RLIMIT_NPROC when there is no pids cgroup; RLIMIT_FSIZE so that no single file (output,
-    HOME, the agent's own stdout log) outgrows the write cap between two watchdog scans."""
-    import resource
-
-    def apply() -> None:
-        if max_processes is not None:
-            resource.setrlimit(resource.RLIMIT_NPROC, (max_processes, max_processes))
-        if max_file_bytes > 0:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
-
-    return apply
+def _limits_prefix(max_processes: int | None, max_file_bytes: int) -> list[str]:
+    """prlimit before the sandbox starts (not a preexec_fn, which may deadlock a threaded
+    parent): RLIMIT_NPROC when there is no pids cgroup; RLIMIT_FSIZE so that no single file
+    (output, HOME, the agent's own stdout log) outgrows the write cap between two scans."""
+    limits = []
+    if max_processes is not None:
+        limits.append(f"--nproc={max_processes}")
+    if max_file_bytes > 0:
+        limits.append(f"--fsize={max_file_bytes}")
+    return ["prlimit", *limits, "--"] if limits else []
 
 
 def _tail(path: Path, n: int = 400) -> str:

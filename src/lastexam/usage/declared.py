@@ -43,7 +43,7 @@ def usage(declared: list[str], log: ExecLog) -> dict[str, bool | None]:
         if sig is None or not log.traced:
             result[software] = None
             continue
-        used_exec = any(log.programs.get(e, 0) for e in sig.executables)
+        used_exec = any(log.programs.get(e, 0) or log.invoked.get(e, 0) for e in sig.executables)
         used_module = any(log.python_imports.get(m, 0) for m in sig.modules)
         result[software] = used_exec or used_module
     return result
