@@ -102,22 +102,7 @@ def install(env: Environment, *, log=print, force: bool = False) -> None:
     if not force and not env.missing():
         log("already installed")
         return
-    absent = missing_apt(env.spec.apt)
-    if absent:
-        if os.geteuid() != 0:
-            raise LastexamError(
-                f"installing Debian packages needs root: sudo apt-get install {' '.join(absent)}"
-            )
-        with _apt_lock():
-            absent = missing_apt(env.spec.apt)
-            if absent:
-                _apt_update_once(log)
-                log(f"apt-get install {' '.join(absent)}")
-                _check(
-                    ["apt-get", "install", "-y", "-q", "--no-install-recommends",
-                     "-o", "DPkg::Lock::Timeout=600", *absent],
-                    {"DEBIAN_FRONTEND": "noninteractive"},
-                )
+    apt_install(env.spec.apt, log)
     venv = env.venv
     if (venv / MARKER).is_file() and "Python packages changed since install" in env.missing():
         # A fresh venv, so that packages dropped from the environment file are gone too.
@@ -134,7 +119,8 @@ def install(env: Environment, *, log=print, force: bool = False) -> None:
 
 
 def apt_install(packages: list[str], log=print) -> None:
-    """Install Debian packages the harness itself needs (e.g. socat for agent bridges)."""
+    """Install the Debian packages not installed yet (an environment's, or the harness's own
+    such as socat for agent bridges), one lastexam process at a time."""
     absent = missing_apt(packages)
     if not absent:
         return
