@@ -73,6 +73,6 @@ def failure_bars(by_cell: dict[str, dict[str, int]]) -> str:
             ax.barh(cells, values, left=left, label=cat, color=cmap(i % 10))
             left = [a + b for a, b in zip(left, values, strict=True)]
     ax.set_xlabel("failed trials")
-    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.invert_yaxis()
     return _svg(fig)
