@@ -46,12 +46,6 @@ class AnthropicWire(Wire):
     key_header = "x-api-key"
     key_prefix = ""
 
-    def is_stream(self, req: WireRequest) -> bool:
-        return bool(req.body.get("stream"))
-
-    def requested_model(self, req: WireRequest) -> str:
-        return str(req.body.get("model", ""))
-
     def is_model_call(self, req: WireRequest) -> bool:
         return not req.path.endswith("/count_tokens")
 

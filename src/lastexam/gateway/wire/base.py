@@ -124,11 +124,12 @@ class Wire(ABC):
     key_header: str = "authorization"
     key_prefix: str = "Bearer "
 
-    @abstractmethod
-    def is_stream(self, req: WireRequest) -> bool: ...
+    def is_stream(self, req: WireRequest) -> bool:
+        """The JSON APIs (Anthropic, Chat Completions, Responses) say so in the body."""
+        return bool(req.body.get("stream"))
 
-    @abstractmethod
-    def requested_model(self, req: WireRequest) -> str: ...
+    def requested_model(self, req: WireRequest) -> str:
+        return str(req.body.get("model", ""))
 
     @abstractmethod
     def tools(self, req: WireRequest) -> list[ToolDecl]: ...

@@ -33,12 +33,6 @@ def _chunk(cid: str, model: str, created: int, choices: list, usage: Any = None)
 class ChatWire(Wire):
     name = "chat"
 
-    def is_stream(self, req: WireRequest) -> bool:
-        return bool(req.body.get("stream"))
-
-    def requested_model(self, req: WireRequest) -> str:
-        return str(req.body.get("model", ""))
-
     def tools(self, req: WireRequest) -> list[ToolDecl]:
         out = []
         for t in req.body.get("tools") or []:

@@ -48,12 +48,6 @@ def _items(reply: Reply) -> list[dict[str, Any]]:
 class ResponsesWire(Wire):
     name = "responses"
 
-    def is_stream(self, req: WireRequest) -> bool:
-        return bool(req.body.get("stream"))
-
-    def requested_model(self, req: WireRequest) -> str:
-        return str(req.body.get("model", ""))
-
     def tools(self, req: WireRequest) -> list[ToolDecl]:
         return [
             ToolDecl(t["name"], (t.get("parameters") or {}).get("properties") or {})
