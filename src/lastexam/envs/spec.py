@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from lastexam.errors import LastexamError, describe_validation_error
+from lastexam.config_file import load_model
+from lastexam.errors import LastexamError
 
 APT_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 # Every environment's venv gets these: the grading library's XLSX and PDF loaders use them.
@@ -45,16 +45,7 @@ class EnvironmentSpec(BaseModel):
 
 
 def load_environment(path: Path) -> EnvironmentSpec:
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LastexamError("no such environment file", path=path) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise LastexamError(f"not valid TOML: {e}", path=path) from None
-    try:
-        spec = EnvironmentSpec.model_validate(raw)
-    except ValidationError as e:
-        raise LastexamError(describe_validation_error(e), path=path) from None
+    spec = load_model(path, EnvironmentSpec, what="environment file")
     if spec.name != path.stem:
         raise LastexamError(f"name {spec.name!r} must equal the file name {path.stem!r}", path=path, field="name")
     return spec

@@ -15,10 +15,8 @@ import tarfile
 import threading
 from pathlib import Path
 
-import yaml
-from pydantic import ValidationError
-
-from lastexam.errors import LastexamError, describe_validation_error
+from lastexam.config_file import load_model
+from lastexam.errors import LastexamError
 from lastexam.gateway.models import Script, ScriptTurn, Usage
 from lastexam.gateway.upstream import Outcome, Sink
 from lastexam.gateway.wire import (
@@ -34,18 +32,7 @@ SIDE_ANSWER = "OK"
 
 
 def load_script(path: Path) -> Script:
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LastexamError("no such script file", path=path) from None
-    except (OSError, yaml.YAMLError, UnicodeDecodeError) as e:
-        raise LastexamError(f"not a readable YAML script: {e}", path=path) from None
-    if not isinstance(raw, dict):
-        raise LastexamError("a script is a mapping with a `turns:` list", path=path)
-    try:
-        return Script.model_validate(raw)
-    except ValidationError as e:
-        raise LastexamError(describe_validation_error(e), path=path) from None
+    return load_model(path, Script, what="script file", shape="a mapping with a `turns:` list")
 
 
 def oracle_script(task_dir: Path) -> Script:

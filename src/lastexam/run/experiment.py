@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from lastexam.errors import LastexamError, describe_validation_error
+from lastexam.config_file import load_model
+from lastexam.errors import LastexamError
 from lastexam.store.models import RunCell, RunConfig
 
 
@@ -83,18 +83,8 @@ class Experiment(_Strict):
 
 
 def load_experiment(path: Path) -> Experiment:
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LastexamError("no such experiment file", path=path) from None
-    except (OSError, yaml.YAMLError, UnicodeDecodeError) as e:
-        raise LastexamError(f"not a readable YAML file: {e}", path=path) from None
-    if not isinstance(raw, dict):
-        raise LastexamError("an experiment file is a mapping (tasks:, agents:, models: ...)", path=path)
-    try:
-        return Experiment.model_validate(raw)
-    except ValidationError as e:
-        raise LastexamError(describe_validation_error(e), path=path) from None
+    return load_model(path, Experiment, what="experiment file",
+                      shape="a mapping (tasks:, agents:, models: ...)")
 
 
 def experiment_config(path: Path, exp: Experiment, needs_model: dict[str, bool]) -> RunConfig:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from lastexam.errors import LastexamError, describe_validation_error
+from lastexam.config_file import load_model
+from lastexam.errors import LastexamError
 from lastexam.task.spec import TaskSpec
 
 TASK_FILE = "task.toml"
@@ -104,14 +102,7 @@ def load_task(path: Path) -> Task:
     toml_path = path / TASK_FILE
     if not toml_path.is_file():
         raise LastexamError("no task.toml here: not a task folder", path=path)
-    try:
-        raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise LastexamError(f"not valid TOML: {e}", path=toml_path) from None
-    try:
-        spec = TaskSpec.model_validate(raw)
-    except ValidationError as e:
-        raise LastexamError(describe_validation_error(e), path=toml_path) from None
+    spec = load_model(toml_path, TaskSpec, what="task.toml")
     if path.resolve().name != spec.id:
         raise LastexamError(
             f"id {spec.id!r} must equal the task folder name {path.resolve().name!r}",
