@@ -10,6 +10,7 @@ from typing import Any
 
 from lastexam.gateway.models import Usage
 from lastexam.gateway.wire.base import Reply, ToolDecl, Wire, WireRequest, args_json, new_id
+from lastexam.gateway.wire.openai_common import openai_error, openai_usage
 
 
 def _usage_json(u: Usage) -> dict[str, Any]:
@@ -89,27 +90,13 @@ class ChatWire(Wire):
     def usage_from_body(self, body: Any) -> Usage | None:
         if not isinstance(body, dict) or not isinstance(body.get("usage"), dict):
             return None
-        return _usage(body["usage"])
+        return openai_usage(body["usage"], prompt_key="prompt_tokens", completion_key="completion_tokens")
 
     def usage_from_events(self, events: list[Any]) -> Usage | None:
         for e in reversed(events):
             if isinstance(e, dict) and isinstance(e.get("usage"), dict):
-                return _usage(e["usage"])
+                return openai_usage(e["usage"], prompt_key="prompt_tokens", completion_key="completion_tokens")
         return None
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
-        kind = {400: "invalid_request_error", 401: "authentication_error",
-                429: "rate_limit_exceeded"}.get(status, "api_error")
-        return {"error": {"message": message, "type": kind, "code": kind}}
-
-
-def _usage(u: dict[str, Any]) -> Usage:
-    prompt = int(u.get("prompt_tokens") or 0)
-    cached = int((u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-    reasoning = int((u.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
-    return Usage(
-        input_tokens=max(0, prompt - cached),
-        output_tokens=int(u.get("completion_tokens") or 0),
-        cache_read_tokens=cached,
-        reasoning_tokens=reasoning,
-    )
+        return openai_error(status, message)

@@ -17,6 +17,7 @@ from lastexam.gateway.wire.base import (
     new_id,
     sse,
 )
+from lastexam.gateway.wire.openai_common import openai_error, openai_usage
 
 
 def _usage_json(u: Usage) -> dict[str, Any]:
@@ -101,7 +102,7 @@ class ResponsesWire(Wire):
     def usage_from_body(self, body: Any) -> Usage | None:
         if not isinstance(body, dict) or not isinstance(body.get("usage"), dict):
             return None
-        return _usage(body["usage"])
+        return openai_usage(body["usage"], prompt_key="input_tokens", completion_key="output_tokens")
 
     def usage_from_events(self, events: list[Any]) -> Usage | None:
         for e in reversed(events):
@@ -110,22 +111,8 @@ class ResponsesWire(Wire):
             ):
                 usage = (e.get("response") or {}).get("usage")
                 if isinstance(usage, dict):
-                    return _usage(usage)
+                    return openai_usage(usage, prompt_key="input_tokens", completion_key="output_tokens")
         return None
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
-        kind = {400: "invalid_request_error", 401: "authentication_error",
-                429: "rate_limit_exceeded"}.get(status, "api_error")
-        return {"error": {"message": message, "type": kind, "code": kind, "param": None}}
-
-
-def _usage(u: dict[str, Any]) -> Usage:
-    prompt = int(u.get("input_tokens") or 0)
-    cached = int((u.get("input_tokens_details") or {}).get("cached_tokens") or 0)
-    reasoning = int((u.get("output_tokens_details") or {}).get("reasoning_tokens") or 0)
-    return Usage(
-        input_tokens=max(0, prompt - cached),
-        output_tokens=int(u.get("output_tokens") or 0),
-        cache_read_tokens=cached,
-        reasoning_tokens=reasoning,
-    )
+        return openai_error(status, message, param=None)
