@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import COLUMN_TOTAL, LASTEXAM, ROOT, run_cli, run_command_agent, run_json, trial_dir
+from lastexam.paths import lastexam_home
 
 pytestmark = pytest.mark.usefixtures("base_env_ready")
 
@@ -125,19 +126,24 @@ def test_resume_after_sigkill_records_each_trial_once(tmp_path: Path, kill_after
     assert all(v == 1 for v in before.values())
     folders = sorted(p.name for p in (run / "trials").iterdir())
     assert folders == sorted(ids)
-    assert not list(Path("/proc").glob("*/cmdline")) or _no_sandbox_of(run)
+    with sqlite3.connect(run / "results.db") as db:
+        run_id = db.execute("SELECT run_id FROM runs").fetchone()[0]
+    assert _sandboxes_of(run_id) == []
+    assert not (lastexam_home() / "work" / run_id).exists()
 
 
-def _no_sandbox_of(run: Path) -> bool:
-    """No bwrap process of this run survives (its workspaces live under the run id)."""
+def _sandboxes_of(run_id: str) -> list[str]:
+    """bwrap processes still alive for this run: their mounts name its work area, whose folder
+    is the run id."""
+    alive = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             text = cmdline.read_bytes()
         except OSError:
             continue
-        if b"bwrap" in text and str(run).encode() in text:
-            return False
-    return True
+        if b"bwrap" in text and f"/work/{run_id}/".encode() in text:
+            alive.append(cmdline.parent.name)
+    return alive
 
 
 def test_validate_passes_good_task_and_fails_bad_fixture(tmp_path: Path) -> None:

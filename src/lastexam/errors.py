@@ -25,10 +25,6 @@ class LastexamError(Exception):
         return f"{where}: {self.message}" if where else self.message
 
 
-class InfraError(Exception):
-    """The harness or the machine failed (sandbox would not start, disk full): not the agent's fault."""
-
-
 def describe_validation_error(e: ValidationError) -> str:
     """One line per invalid field, naming the field."""
     parts = []

@@ -11,14 +11,13 @@ from pathlib import Path
 
 from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError
-from lastexam.grading.files import sha256_file
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.policy import POLICY, agent_kind
 from lastexam.run.runner import make_provider, new_run_id
 from lastexam.run.workspace import RunWorkArea
 from lastexam.store.db import Store
 from lastexam.store.models import TrialRecord
-from lastexam.task.load import load_task
+from lastexam.task.load import Task, load_task
 
 
 @dataclass
@@ -44,10 +43,12 @@ def regrade_run(
             raise LastexamError("sandbox not ready: " + "; ".join(problems))
         area.prepare()
         results = []
+        # One Task per folder: its hashes (grader version, pristine inputs) are computed once.
+        tasks_by_path: dict[str, Task] = {}
         for record in list(store.trials()):
             if tasks and record.key.task_id not in tasks:
                 continue
-            result = _regrade_one(store, run_dir, area, provider, record)
+            result = _regrade_one(store, run_dir, area, provider, record, tasks_by_path)
             results.append(result)
             if on_trial:
                 on_trial(result)
@@ -57,13 +58,18 @@ def regrade_run(
         store.close()
 
 
-def _regrade_one(store: Store, run_dir: Path, area: RunWorkArea, provider, record: TrialRecord) -> Regraded:
+def _regrade_one(
+    store: Store, run_dir: Path, area: RunWorkArea, provider, record: TrialRecord,
+    tasks_by_path: dict[str, Task],
+) -> Regraded:
     old_version = record.grade.grader_version if record.grade else ""
     folder = run_dir / "trials" / record.trial_id
     if record.grade is None and record.status == "infra_error":
         return Regraded(record.trial_id, record.score, record.score, old_version, old_version,
                         record.status, "not graded (infrastructure failure): nothing to regrade")
-    task = load_task(Path(record.task_path))
+    if record.task_path not in tasks_by_path:
+        tasks_by_path[record.task_path] = load_task(Path(record.task_path))
+    task = tasks_by_path[record.task_path]
     env = envs.load(task.spec.environment, task.path)
     work = area.root / "trials" / record.trial_id
     shutil.rmtree(work, ignore_errors=True)
@@ -81,8 +87,7 @@ def _regrade_one(store: Store, run_dir: Path, area: RunWorkArea, provider, recor
     if after_file.is_file():
         after = json.loads(after_file.read_text())
     else:  # recorded before the inputs' state was kept: taken as untampered
-        after = {p.relative_to(task.inputs_dir).as_posix(): sha256_file(p)
-                 for p in task.inputs_dir.rglob("*") if p.is_file()}
+        after = dict(task.input_hashes)
         note = "inputs state not stored: taken as untampered"
     g = grade(provider, area, GradeRequest(task, env, output, after, work / "grade",
                                            f"{area.root.name}.{record.trial_id}"))

@@ -36,7 +36,6 @@ class SandboxRequest:
     stdout: Path
     stderr: Path
     watch: list[Path] = field(default_factory=list)
-    network: bool = False  # loopback only when False (the default, and the only mode used)
 
 
 @dataclass
@@ -46,7 +45,6 @@ class SandboxResult:
     wall_s: float
     peak_memory_bytes: int | None = None
     survivors: int | None = None  # processes still alive after teardown: must be 0
-    detail: str = ""
 
 
 class SandboxError(Exception):

@@ -163,9 +163,10 @@ class BwrapProvider:
             except OSError as e:
                 raise SandboxError(f"cannot create cgroup {req.name}: {e}") from e
         status_r, status_w = os.pipe()
-        env = dict(req.env)
-        # Set inside the sandbox only: the host-side launchers must not try to preload it.
-        inner = ["--setenv", "LD_PRELOAD", env.pop("LD_PRELOAD")] if "LD_PRELOAD" in env else []
+        # The dynamic loader's variables (LD_PRELOAD, LD_LIBRARY_PATH, ...) name paths inside
+        # the sandbox: they are set there only, so that the host-side launchers ignore them.
+        env = {k: v for k, v in req.env.items() if not k.startswith("LD_")}
+        inner = [a for k, v in req.env.items() if k.startswith("LD_") for a in ("--setenv", k, v)]
         argv = self._prefix() + self._isolation_args() + self._filesystem_args(req) + inner
         argv += ["--json-status-fd", str(status_w), "--", *req.argv]
         argv = _limits_prefix(None if cg is not None else limits.max_processes, limits.watch_bytes) + argv
