@@ -14,6 +14,9 @@ def view(
 ) -> None:
     """Browse runs and trials in a local web viewer: trajectory, rubric with evidence, grader
     output, output files, exec log, usage and timings."""
+    from lastexam.viewer.environ import restart_without_secrets
+
+    restart_without_secrets()  # before anything is read or served
     from lastexam.cli.output import err
     from lastexam.errors import LastexamError
     from lastexam.store.db import Store

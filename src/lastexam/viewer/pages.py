@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import html
 import json
-from pathlib import Path
+import os
 from typing import Any
 from urllib.parse import quote
 
 from lastexam.analysis.failures import attribute
 from lastexam.analysis.rows import TrialRow
 from lastexam.store.models import TrialRecord
+from lastexam.viewer.paths import TrialFolder
 
-TEXT_PREVIEW_BYTES = 200_000
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-               ".svg": "image/svg+xml", ".webp": "image/webp"}
+LOG_TAIL_BYTES = 20_000
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0;font-size:13px}
@@ -91,12 +90,12 @@ def _rubric(record: TrialRecord) -> str:
     return head + table(["", "check", "weight", "message", "expected", "seen"], rows)
 
 
-def _trajectory(folder: Path, base: str) -> str:
-    path = folder / "trajectory.json"
-    if not path.is_file():
+def _trajectory(folder: TrialFolder, base: str) -> str:
+    data = folder.read("trajectory.json")
+    if data is None:
         return "<p>No trajectory (the calibration agents make no model calls).</p>"
     try:
-        traj = json.loads(path.read_text())
+        traj = json.loads(data)
     except ValueError:
         return "<p>trajectory.json is unreadable.</p>"
     parts = []
@@ -127,46 +126,46 @@ def _trajectory(folder: Path, base: str) -> str:
     return "".join(parts)
 
 
-def _files(folder: Path, base: str) -> str:
-    out = folder / "output"
-    if not out.is_dir():
+def _files(folder: TrialFolder, base: str) -> str:
+    found = folder.listing("output")
+    if found is None:
         return "<p>No output.</p>"
-    rows = []
-    for p in sorted(out.rglob("*")):
-        if p.is_file() and not p.is_symlink():
-            rel = p.relative_to(folder).as_posix()
-            rows.append([f"<a href='{base}/file/{quote(rel)}'>{e(p.relative_to(out).as_posix())}</a>",
-                         f"{p.stat().st_size:,}"])
+    files, count = found
+    rows = [[f"<a href='{base}/file/output/{quote(rel)}'>{e(os.fsdecode(rel))}</a>", f"{size:,}"]
+            for rel, size in files]
+    if count > len(rows):
+        rows.append([f"… and {count - len(rows):,} more files", ""])
     return table(["file", "bytes"], rows) if rows else "<p>No output files.</p>"
 
 
-def _exec_log(folder: Path) -> str:
-    path = folder / "agent" / "exec.jsonl"
-    if not path.is_file():
+def _exec_log(folder: TrialFolder) -> str:
+    data = folder.read("agent/exec.jsonl")
+    if data is None:
         return "<p>No exec log.</p>"
     rows = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for i, line in enumerate(f):
-            if i >= 500:
-                rows.append(["…", "", "", ""])
-                break
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
-            rows.append([f"{ev.get('time', 0):.3f}", e(ev.get("path")),
-                         f"<code>{e(' '.join(ev.get('argv') or [])[:300])}</code>", e(ev.get("exit"))])
+    for i, line in enumerate(data.decode(errors="replace").splitlines()):
+        if i >= 500:
+            rows.append(["…", "", "", ""])
+            break
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        rows.append([f"{ev.get('time', 0):.3f}", e(ev.get("path")),
+                     f"<code>{e(' '.join(ev.get('argv') or [])[:300])}</code>", e(ev.get("exit"))])
     return table(["time", "program", "arguments", "exit"], rows)
 
 
-def _tail(path: Path, limit: int = 20_000) -> str:
-    if not path.is_file():
+def _tail(folder: TrialFolder, rel: str) -> str:
+    data = folder.read(rel, LOG_TAIL_BYTES, tail=True)
+    if data is None:
         return ""
-    data = path.read_bytes()[-limit:]
-    return f"<details><summary>{e(path.name)} ({path.stat().st_size:,} bytes)</summary><pre>{e(data.decode(errors='replace'))}</pre></details>"
+    name = rel.rsplit("/", 1)[-1]
+    shown = f"last {len(data):,} bytes" if len(data) == LOG_TAIL_BYTES else f"{len(data):,} bytes"
+    return f"<details><summary>{e(name)} ({shown})</summary><pre>{e(data.decode(errors='replace'))}</pre></details>"
 
 
-def trial_page(run: str, record: TrialRecord, folder: Path) -> str:
+def trial_page(run: str, record: TrialRecord, folder: TrialFolder) -> str:
     base = f"/run/{quote(run)}/trial/{quote(record.trial_id)}"
     cls = "pass" if record.full_pass else "fail"
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in record.timings.items())
@@ -189,21 +188,8 @@ def trial_page(run: str, record: TrialRecord, folder: Path) -> str:
         "<h2>Output files</h2>", _files(folder, base),
         "<h2>Exec log</h2>", _exec_log(folder),
         "<h2>Logs</h2>",
-        _tail(folder / "agent" / "agent.stdout.log"), _tail(folder / "agent" / "agent.stderr.log"),
-        _tail(folder / "grader" / "grader.stdout.log"), _tail(folder / "grader" / "grader.stderr.log"),
+        _tail(folder, "agent/agent.stdout.log"), _tail(folder, "agent/agent.stderr.log"),
+        _tail(folder, "grader/grader.stdout.log"), _tail(folder, "grader/grader.stderr.log"),
         f"<h2>Reproducibility</h2><pre>{e(json.dumps(record.repro, indent=1))}</pre>",
     ]))
 
-
-def file_page(path: Path, rel: str) -> tuple[str, bytes]:
-    """(content type, body): images as themselves, text in a page, other bytes as download."""
-    suffix = path.suffix.lower()
-    if suffix in IMAGE_TYPES:
-        return IMAGE_TYPES[suffix], path.read_bytes()
-    data = path.read_bytes()[:TEXT_PREVIEW_BYTES]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return "application/octet-stream", path.read_bytes()
-    more = "" if path.stat().st_size <= TEXT_PREVIEW_BYTES else "<p class=small>(first 200 kB shown)</p>"
-    return "text/html; charset=utf-8", page(rel, f"<h1>{e(rel)}</h1>{more}<pre>{e(text)}</pre>").encode()

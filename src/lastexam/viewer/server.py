@@ -1,4 +1,7 @@
-"""The viewer's HTTP server: stdlib, threaded, bound to 127.0.0.1."""
+"""The viewer's HTTP server: stdlib, threaded, bound to 127.0.0.1. It serves run data, never the
+file system: runs by the folder names it was given, trials by their id in the run's store, files
+only inside a stored trial's folder (viewer/paths.py), agent-written files as inert downloads or
+plain text (viewer/content.py), and only to requests addressed to the bound host and port."""
 
 from __future__ import annotations
 
@@ -6,12 +9,13 @@ import os
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote
 
 from lastexam.analysis.rows import TrialRow, load_rows
 from lastexam.store.db import Store
 from lastexam.store.models import TrialRecord
 from lastexam.viewer import pages
+from lastexam.viewer.content import PAGE_CSP, file_headers
+from lastexam.viewer.paths import Refused, TrialFolder, split_path
 
 
 class Runs:
@@ -35,53 +39,90 @@ class Runs:
             store.close()
 
 
+def allowed_hosts(port: int) -> set[str]:
+    """The Host header values of requests meant for this server (others may be DNS rebinding)."""
+    return {f"127.0.0.1:{port}", f"localhost:{port}"}
+
+
+def _name(segment: bytes) -> str:
+    try:
+        return segment.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused(HTTPStatus.NOT_FOUND, "no such page") from None
+
+
 def make_handler(runs: Runs) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        csp = PAGE_CSP
+
         def log_message(self, format: str, *args) -> None:  # quiet: the CLI prints the URL
             return
 
-        def _send(self, status: int, ctype: str, body: bytes) -> None:
+        def end_headers(self) -> None:  # on every response, error pages included
+            self.send_header("Content-Security-Policy", self.csp)
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Referrer-Policy", "no-referrer")
+            super().end_headers()
+
+        def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+            headers = dict(headers)
+            self.csp = headers.pop("Content-Security-Policy", PAGE_CSP)
             self.send_response(status)
-            self.send_header("Content-Type", ctype)
+            for k, v in headers.items():
+                self.send_header(k, v)
             self.send_header("Content-Length", str(len(body)))
-            self.send_header("Content-Security-Policy", "default-src 'self' data:; style-src 'unsafe-inline'")
             self.end_headers()
             self.wfile.write(body)
 
-        def _html(self, text: str) -> None:
-            self._send(HTTPStatus.OK, "text/html; charset=utf-8", text.encode())
+        def _html(self, text: str, status: int = HTTPStatus.OK) -> None:
+            self._send(status, {"Content-Type": "text/html; charset=utf-8"}, text.encode())
 
-        def _not_found(self, what: str) -> None:
-            self._send(HTTPStatus.NOT_FOUND, "text/html; charset=utf-8",
-                       pages.page("not found", f"<h1>Not found</h1><p>{pages.e(what)}</p>").encode())
+        def _refuse(self, status: int, what: str) -> None:
+            title = HTTPStatus(status).phrase
+            self._html(pages.page(title, f"<h1>{pages.e(title)}</h1><p>{pages.e(what)}</p>"), status)
+
+        def _host_ok(self) -> bool:
+            hosts = self.headers.get_all("Host") or []
+            if len(hosts) != 1:
+                self._refuse(HTTPStatus.BAD_REQUEST, "exactly one Host header is required")
+                return False
+            if hosts[0].strip().lower() not in allowed_hosts(self.server.server_address[1]):
+                self._refuse(HTTPStatus.FORBIDDEN, "this viewer answers only to 127.0.0.1 or localhost at its port")
+                return False
+            return True
 
         def do_GET(self) -> None:
-            parts = [unquote(p) for p in self.path.split("?", 1)[0].split("/") if p]
+            if not self._host_ok():
+                return
+            try:
+                segments = split_path(self.path)
+                self._route([_name(s) for s in segments[:5]], segments[5:])
+            except Refused as r:
+                self._refuse(r.status, r.why)
+
+        def _route(self, parts: list[str], file: list[bytes]) -> None:
             if not parts:
                 return self._html(pages.runs_page({n: runs.rows(n) for n in runs.dirs}))
             if parts[0] != "run" or len(parts) < 2 or parts[1] not in runs.dirs:
-                return self._not_found(self.path)
+                raise Refused(HTTPStatus.NOT_FOUND, "no such run")
             name = parts[1]
             if len(parts) == 2:
                 return self._html(pages.run_page(name, runs.rows(name)))
-            if len(parts) >= 4 and parts[2] == "trial":
-                folder = runs.dirs[name] / "trials" / parts[3]
-                if len(parts) == 4:
-                    record = runs.record(name, parts[3])
-                    if record is None:
-                        return self._not_found(parts[3])
-                    return self._html(pages.trial_page(name, record, folder))
-                if parts[4] == "file" and len(parts) > 5:
-                    return self._file(folder, "/".join(parts[5:]))
-            return self._not_found(self.path)
+            if len(parts) < 4 or parts[2] != "trial" or (len(parts) > 4 and parts[4] != "file"):
+                raise Refused(HTTPStatus.NOT_FOUND, "no such page")
+            record = runs.record(name, parts[3])
+            if record is None:
+                raise Refused(HTTPStatus.NOT_FOUND, "no such trial in this run's store")
+            folder = TrialFolder(runs.dirs[name], record.trial_id)
+            if len(parts) == 4:
+                return self._html(pages.trial_page(name, record, folder))
+            self._file(folder, file)
 
-        def _file(self, folder: Path, rel: str) -> None:
-            target = (folder / rel).resolve()
-            inside = target.is_relative_to(folder.resolve())
-            if not inside or not target.is_file() or os.path.islink(folder / rel):
-                return self._not_found(rel)
-            ctype, body = pages.file_page(target, rel)
-            self._send(HTTPStatus.OK, ctype, body)
+        def _file(self, folder: TrialFolder, parts: list[bytes]) -> None:
+            fd, _ = folder.open(parts)
+            with os.fdopen(fd, "rb") as f:
+                body = f.read()
+            self._send(HTTPStatus.OK, file_headers(parts[-1], body), body)
 
     return Handler
 
