@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 from typing import Any
 from urllib.parse import quote
 
@@ -131,7 +130,7 @@ def _files(folder: TrialFolder, base: str) -> str:
     if found is None:
         return "<p>No output.</p>"
     files, count = found
-    rows = [[f"<a href='{base}/file/output/{quote(rel)}'>{e(os.fsdecode(rel))}</a>", f"{size:,}"]
+    rows = [[f"<a href='{base}/file/output/{quote(rel)}'>{e(rel.decode(errors='replace'))}</a>", f"{size:,}"]
             for rel, size in files]
     if count > len(rows):
         rows.append([f"… and {count - len(rows):,} more files", ""])
