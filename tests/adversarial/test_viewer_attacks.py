@@ -141,6 +141,7 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     (out / "planted-link").symlink_to(secret)
     (out / "planted-dir").symlink_to(root / "secret-dir")
     os.link(secret, out / "planted-hard")
+    (out / "big.txt").write_bytes(b"line of text\n" * 700_000)  # over 8 MB: beyond what is shown
     (run_dir / "trials" / "planted-trial" / "output").mkdir(parents=True)
     (run_dir / "trials" / "planted-trial" / "output" / "notes.txt").write_text(MARK)
     proc = subprocess.Popen([*LASTEXAM, "view", str(run_dir), "--port", "0"], cwd=ROOT, env={**os.environ, **KEYS},
@@ -269,6 +270,15 @@ def test_agent_files_are_inert(viewer: Viewer, name: str) -> None:
     assert r.headers["content-type"] == EXPECTED[name][0]
     assert r.headers["content-disposition"].split(";")[0] == EXPECTED[name][1]
     assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.headers["content-security-policy"] == "default-src 'none'; sandbox"
+
+
+def test_large_file_is_a_download(viewer: Viewer) -> None:
+    r = httpx.get(viewer.file_url("output/big.txt"))
+    assert r.status_code == 200
+    assert r.content == b"line of text\n" * 700_000
+    assert r.headers["content-type"] == "application/octet-stream"
+    assert r.headers["content-disposition"].startswith("attachment;")
     assert r.headers["content-security-policy"] == "default-src 'none'; sandbox"
 
 

@@ -16,15 +16,19 @@ RASTER = {  # suffix: (content type, signatures its first bytes must start with)
     ".jpeg": ("image/jpeg", (b"\xff\xd8\xff",)),
     ".gif": ("image/gif", (b"GIF87a", b"GIF89a")),
 }
+INLINE_MAX_BYTES = 8 * 1024 * 1024  # larger files are streamed as downloads, never held in memory
 MARKUP = {".svg", ".svgz", ".html", ".htm", ".xhtml", ".xht", ".xml", ".xsl", ".xslt", ".shtml",
           ".mht", ".mhtml", ".js", ".mjs", ".css", ".pdf"}
 
 
-def file_headers(name: bytes, data: bytes) -> dict[str, str]:
-    """Headers for serving `data`, the content of the file called `name`."""
+def file_headers(name: bytes, data: bytes | None) -> dict[str, str]:
+    """Headers for serving the file called `name` whose content is `data` (None: too large to
+    show, a download)."""
     suffix = os.path.splitext(name)[1].decode("ascii", "replace").lower()
     ctype, inline = "application/octet-stream", False
-    if suffix in RASTER and data.startswith(RASTER[suffix][1]):
+    if data is None:
+        pass
+    elif suffix in RASTER and data.startswith(RASTER[suffix][1]):
         ctype, inline = RASTER[suffix][0], True
     elif suffix not in MARKUP and _is_text(data):
         ctype, inline = "text/plain; charset=utf-8", True

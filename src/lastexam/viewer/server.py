@@ -14,7 +14,7 @@ from lastexam.analysis.rows import TrialRow, load_rows
 from lastexam.store.db import Store
 from lastexam.store.models import TrialRecord
 from lastexam.viewer import pages
-from lastexam.viewer.content import PAGE_CSP, file_headers
+from lastexam.viewer.content import INLINE_MAX_BYTES, PAGE_CSP, file_headers
 from lastexam.viewer.paths import Refused, TrialFolder, split_path
 
 
@@ -64,14 +64,17 @@ def make_handler(runs: Runs) -> type[BaseHTTPRequestHandler]:
             self.send_header("Referrer-Policy", "no-referrer")
             super().end_headers()
 
-        def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        def _head(self, status: int, headers: dict[str, str], length: int) -> None:
             headers = dict(headers)
             self.csp = headers.pop("Content-Security-Policy", PAGE_CSP)
             self.send_response(status)
             for k, v in headers.items():
                 self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(length))
             self.end_headers()
+
+        def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+            self._head(status, headers, len(body))
             self.wfile.write(body)
 
         def _html(self, text: str, status: int = HTTPStatus.OK) -> None:
@@ -119,10 +122,16 @@ def make_handler(runs: Runs) -> type[BaseHTTPRequestHandler]:
             self._file(folder, file)
 
         def _file(self, folder: TrialFolder, parts: list[bytes]) -> None:
-            fd, _ = folder.open(parts)
+            fd, st = folder.open(parts)
             with os.fdopen(fd, "rb") as f:
-                body = f.read()
-            self._send(HTTPStatus.OK, file_headers(parts[-1], body), body)
+                if st.st_size <= INLINE_MAX_BYTES:
+                    body = f.read(INLINE_MAX_BYTES)
+                    return self._send(HTTPStatus.OK, file_headers(parts[-1], body), body)
+                self._head(HTTPStatus.OK, file_headers(parts[-1], None), st.st_size)
+                left = st.st_size
+                while left > 0 and (chunk := f.read(min(left, 1 << 20))):
+                    self.wfile.write(chunk)
+                    left -= len(chunk)
 
     return Handler
 
