@@ -48,6 +48,7 @@ class Listener:
     """An HTTP server on 127.0.0.1 that records every request it receives."""
 
     hits: list[dict[str, str]] = field(default_factory=list)
+    server: ThreadingHTTPServer | None = None
 
     def start(self) -> int:
         hits = self.hits
@@ -66,9 +67,14 @@ class Listener:
 
             do_POST = do_GET
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        return server.server_address[1]
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self.server.server_address[1]
+
+    def stop(self) -> None:
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
 
 
 def exfiltrate(listener_port: int, tag: str) -> str:
@@ -151,6 +157,7 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     yield Viewer(url, int(url.rsplit(":", 1)[1].strip("/")), proc.pid, run_dir, trial, secret, listener, lport, files)
     proc.terminate()
     proc.wait(timeout=10)
+    listener.stop()
 
 
 def raw(v: Viewer, target: str, headers: str | None = None, version: str = "HTTP/1.1") -> tuple[int, bytes]:
@@ -350,6 +357,7 @@ def test_script_in_outputs_does_not_run_in_chromium(viewer: Viewer, tmp_path: Pa
             browser.close()
     finally:
         control.shutdown()
+        control.server_close()
     # the control's navigation to the listener makes Chromium ask it for a favicon
     from_viewer = [h for h in viewer.listener.hits if h.get("from") != control_origin and h["path"] != "/favicon.ico"]
     assert from_viewer == []
