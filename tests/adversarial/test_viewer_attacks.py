@@ -122,6 +122,7 @@ class Viewer:
     listener: Listener
     listener_port: int
     files: dict[str, bytes]
+    stderr: Path
 
     def file_url(self, rel: str) -> str:
         return f"{self.url}run/run/trial/{self.trial}/file/{rel}"
@@ -150,11 +151,14 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     (out / "big.txt").write_bytes(b"line of text\n" * 700_000)  # over 8 MB: beyond what is shown
     (run_dir / "trials" / "planted-trial" / "output").mkdir(parents=True)
     (run_dir / "trials" / "planted-trial" / "output" / "notes.txt").write_text(MARK)
-    proc = subprocess.Popen([*LASTEXAM, "view", str(run_dir), "--port", "0"], cwd=ROOT, env={**os.environ, **KEYS},
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    stderr = root / "viewer.stderr"
+    with open(stderr, "w") as err:
+        proc = subprocess.Popen([*LASTEXAM, "view", str(run_dir), "--port", "0"], cwd=ROOT,
+                                env={**os.environ, **KEYS}, stdout=subprocess.PIPE, stderr=err, text=True)
     url = proc.stdout.readline().strip()
     assert url.startswith("http://127.0.0.1:"), url
-    yield Viewer(url, int(url.rsplit(":", 1)[1].strip("/")), proc.pid, run_dir, trial, secret, listener, lport, files)
+    yield Viewer(url, int(url.rsplit(":", 1)[1].strip("/")), proc.pid, run_dir, trial, secret, listener, lport, files,
+                 stderr)
     proc.terminate()
     proc.wait(timeout=10)
     listener.stop()
@@ -376,3 +380,9 @@ def test_dns_rebinding_in_chromium(viewer: Viewer) -> None:
             assert response is not None and response.status == 403, path
             assert viewer.trial not in page.content() and "plain notes" not in page.content()
         browser.close()
+
+
+def test_viewer_printed_no_traceback(viewer: Viewer) -> None:
+    """Last in this file: after every attack above, the viewer never crashed on a request."""
+    assert raw(viewer, "/")[0] == 200
+    assert "Traceback" not in viewer.stderr.read_text()

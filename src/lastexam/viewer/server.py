@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from lastexam.analysis.rows import TrialRow, load_rows
+from lastexam.errors import LastexamError
 from lastexam.store.db import Store
 from lastexam.store.models import TrialRecord
 from lastexam.viewer import pages
@@ -102,6 +103,10 @@ def make_handler(runs: Runs) -> type[BaseHTTPRequestHandler]:
                 self._route([_name(s) for s in segments[:5]], segments[5:])
             except Refused as r:
                 self._refuse(r.status, r.why)
+            except LastexamError as e:  # e.g. a results.db removed or corrupted while viewed
+                self._refuse(HTTPStatus.INTERNAL_SERVER_ERROR, e.render())
+            except (BrokenPipeError, ConnectionResetError):  # the browser went away
+                return
 
         def _route(self, parts: list[str], file: list[bytes]) -> None:
             if not parts:
