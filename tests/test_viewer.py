@@ -57,4 +57,5 @@ def test_browse_run_trial_checks_and_trajectory(viewer: str) -> None:
         assert any("observation" in t for t in text)
         page.get_by_role("link", name="result.json").click()
         assert '"total": 6.750000' in page.content()
+        assert page.evaluate("document.contentType") == "text/plain"  # an agent's file, never a page
         browser.close()
