@@ -40,6 +40,8 @@ class TaskSpec(BaseModel):
     subdomain: str
     soc: list[str] = Field(min_length=1)
     tier: Tier
+    # Why this tier: what makes the task hard for an expert, or what keeps it in reach.
+    tier_rationale: str = Field("", max_length=1000)
     software: list[str] = Field(min_length=1)
     environment: str
     gui: bool = False
