@@ -10,7 +10,6 @@ since renderers differ in line breaks and ligatures), never for a layout.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import re
@@ -18,7 +17,17 @@ import subprocess
 import unicodedata
 from pathlib import Path
 
-from lastexam.grading import GradeContext, Outcome, Rubric, no_problems, read_text
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    all_of,
+    load_csv,
+    match_rows,
+    no_problems,
+    read_text,
+    rows_by,
+)
 
 VOL = "PROD002"
 FIELDS = ["BEGBATES", "ENDBATES", "BEGATTACH", "ENDATTACH", "PAGECOUNT", "CUSTODIAN", "ALLCUSTODIANS", "DOCTYPE",
@@ -408,15 +417,11 @@ def grade(ctx: GradeContext) -> Rubric:
             no_problems(problems if rows else ["no production"], "nothing leaked"))
 
     # --- privilege log ------------------------------------------------------------------------
-    log_rows, log_ok = load_table(ctx.out("privilege_log.csv"), LOG_FIELDS)
+    log_rows, log_ok = load_csv(ctx.out("privilege_log.csv"), required_columns=LOG_FIELDS)
     exp_log = {d["key"]: d for d in ref["privilege_log"]}
-    got_log = {log_key(x): x for x in log_rows or []}
-    problems = [] if log_rows is not None else [log_ok.message]
+    got_log = rows_by(log_rows, log_key)
+    problems = []
     if log_rows is not None:
-        problems += [f"missing {k}" for k in exp_log if k not in got_log]
-        problems += [f"unexpected {k}" for k in got_log if k not in exp_log]
-        if len(log_rows) != len(got_log):
-            problems.append("duplicate log entries")
         for k, d in exp_log.items():
             x = got_log.get(k)
             if x is None:
@@ -428,8 +433,9 @@ def grade(ctx: GradeContext) -> Rubric:
                 want_bates = "<its Bates number>"
             if (x.get("BEGBATES") or "").strip() != want_bates:
                 problems.append(f"{k}: BEGBATES {x.get('BEGBATES')!r} != {want_bates!r}")
-    r.check("privilege log: every withheld or slip-sheeted document, basis and Bates", 3,
-            no_problems(problems, f"{len(exp_log)} entries right"))
+    r.check("privilege log: every withheld or slip-sheeted document, basis and Bates", 3, all_of([
+        ("entries", got_log.coverage(exp_log) if log_rows is not None else log_ok),
+        ("basis and Bates", no_problems(problems, f"{len(exp_log)} entries right"))]))
 
     problems = [] if log_rows is not None else [log_ok.message]
     for k, d in exp_log.items():
@@ -451,22 +457,11 @@ def grade(ctx: GradeContext) -> Rubric:
             no_problems(problems, "metadata right"))
 
     # --- search term report ---------------------------------------------------------------------
-    rep, rep_ok = load_table(ctx.out("search_term_report.csv"), ["term_id", "documents", "families", "unique_documents"])
-    problems = [] if rep is not None else [rep_ok.message]
-    got_rep = {(x.get("term_id") or "").strip(): x for x in rep or []}
-    for t in ref["search_report"]:
-        x = got_rep.get(t["term_id"])
-        if x is None:
-            if rep is not None:
-                problems.append(f"{t['term_id']} missing")
-            continue
-        for f in ("documents", "families", "unique_documents"):
-            if (x.get(f) or "").strip() != str(t[f]):
-                problems.append(f"{t['term_id']}.{f}: {x.get(f)!r} != {t[f]}")
+    rep, rep_ok = load_csv(ctx.out("search_term_report.csv"),
+                           required_columns=["term_id", "documents", "families", "unique_documents"])
     r.check("search term report: document, family and unique hit counts", 2,
-            no_problems(problems, "all counts exact", expected={t["term_id"]: [t["documents"], t["families"],
-                                                                          t["unique_documents"]]
-                                                             for t in ref["search_report"]}))
+            match_rows(rows_by(rep, "term_id"), {t["term_id"]: t for t in ref["search_report"]},
+                       ["documents", "families", "unique_documents"], exact=True) if rep is not None else rep_ok)
 
     problems = []
     if dat_info["header"] != FIELDS:
@@ -493,19 +488,3 @@ def zip_or_text(p: Path) -> str:
         except (zipfile.BadZipFile, OSError, ValueError):
             pass
     return fold(data.decode("utf-8", "replace"))
-
-
-def load_table(path: Path, required: list[str]) -> tuple[list[dict] | None, Outcome]:
-    text, ok = read_text(path)
-    if text is None:
-        return None, ok
-    try:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        header = [h.strip() for h in reader.fieldnames or []]
-        rows = [{(k or "").strip(): v for k, v in row.items()} for row in reader]
-    except csv.Error as e:
-        return None, Outcome(False, f"{path.name} is not valid CSV: {e}")
-    lacking = [c for c in required if c not in header]
-    if lacking:
-        return None, Outcome(False, f"{path.name} lacks columns {lacking}")
-    return rows, Outcome(True, f"{len(rows)} rows")
