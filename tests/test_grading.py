@@ -272,12 +272,11 @@ def test_match_rows_evidence_survives_a_rubric() -> None:
     assert r.checks[0].evidence["seen"][0]["seen"] == "no row" and "nan" in text
 
 
-def _task(tmp_path: Path, grader: str, **files: str) -> Path:
+def _task(tmp_path: Path, grader: str) -> Path:
     (tmp_path / "solution").mkdir()
     (tmp_path / "solution" / "model.py").write_text("X = 1\n")
+    (tmp_path / "generate.py").write_text("from solution import model\n")  # the generator may
     (tmp_path / "grader.py").write_text(grader)
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
     return tmp_path
 
 
@@ -286,16 +285,14 @@ def _task(tmp_path: Path, grader: str, **files: str) -> Path:
     ["import model\n", "from solution.model import X\n", "import solution\n",
      "import importlib\nm = importlib.import_module('model')\n",
      "import sys\nsys.path.insert(0, str(ctx.task / 'solution'))\n",
-     "p = '/task/solution/model.py'\n", "import helper\n"],
+     "p = '/task/solution/model.py'\n", "m = __import__('model')\n"],
 )
 def test_a_grader_that_reaches_into_solution_is_refused(tmp_path: Path, grader: str) -> None:
-    task = _task(tmp_path, grader, **{"helper.py": "from solution import model\n"})
-    assert solution_uses(task)
+    assert solution_uses(_task(tmp_path, grader))
 
 
 def test_a_grader_with_its_own_code_passes(tmp_path: Path) -> None:
-    task = _task(tmp_path, '"""Checks the solution of the agent."""\nimport helper\nimport json\n',
-                 **{"helper.py": "import math\n", "generate.py": "from solution import model\n"})
+    task = _task(tmp_path, '"""Checks the solution/ of the agent."""\nimport json\nMODEL = "model"\n')
     assert solution_uses(task) == []
     (task / "grader.py").write_text("def grade(ctx:\n")
     assert "does not parse" in solution_uses(task)[0]

@@ -1,8 +1,8 @@
 """The grader must not use the oracle's code: a bug in code they share passes both.
 
-grader.py, and the task-local modules it imports, are read (never run) for imports of
-solution/'s modules (also by importlib.import_module or __import__) and for the folder name in
-a string (a path built to reach it).
+grader.py is read (never run) for imports of solution/'s modules (also through
+importlib.import_module or __import__) and for the folder name in a string (a path built to
+reach it).
 """
 
 from __future__ import annotations
@@ -14,31 +14,23 @@ SOLUTION = "solution"
 
 
 def solution_uses(task_dir: Path) -> list[str]:
-    """Where grader.py (or a task-local module it imports) reaches into solution/, as
-    "file:line: what" strings; empty when it does not."""
+    """Where grader.py reaches into solution/, as "grader.py:line: what" strings; empty when it
+    does not (or when there is no grader.py: the required-files gate says so)."""
+    grader = task_dir / "grader.py"
+    if not grader.is_file():
+        return []
+    try:
+        tree = ast.parse(grader.read_bytes(), filename=str(grader))
+    except (SyntaxError, ValueError) as e:
+        return [f"grader.py does not parse: {e}"]
     solution_modules = {p.stem for p in (task_dir / SOLUTION).glob("*.py")} | {SOLUTION}
-    local_modules = {p.stem: p for p in task_dir.glob("*.py") if p.name != "grader.py"}
-    problems: list[str] = []
-    todo, seen = [task_dir / "grader.py"], set()
-    while todo:
-        path = todo.pop()
-        if path in seen or not path.is_file():
-            continue
-        seen.add(path)
-        try:
-            tree = ast.parse(path.read_bytes(), filename=str(path))
-        except (SyntaxError, ValueError) as e:
-            problems.append(f"{path.name}: does not parse: {e}")
-            continue
-        for node in ast.walk(tree):
-            for module in _imported(node):
-                top = module.split(".")[0]
-                if top in solution_modules:
-                    problems.append(f"{path.name}:{node.lineno}: imports {module} from {SOLUTION}/")
-                elif top in local_modules:
-                    todo.append(local_modules[top])
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _names_solution(node.value):
-                problems.append(f"{path.name}:{node.lineno}: refers to {SOLUTION}/ in {node.value[:80]!r}")
+    problems = []
+    for node in ast.walk(tree):
+        for module in _imported(node):
+            if module.split(".")[0] in solution_modules:
+                problems.append(f"grader.py:{node.lineno}: imports {module} from {SOLUTION}/")
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _names_solution(node.value):
+            problems.append(f"grader.py:{node.lineno}: refers to {SOLUTION}/ in {node.value[:80]!r}")
     return problems
 
 
@@ -55,5 +47,4 @@ def _imported(node: ast.AST) -> list[str]:
 
 
 def _names_solution(text: str) -> bool:
-    parts = text.replace("\\", "/").split("/")
-    return SOLUTION in parts
+    return SOLUTION in text.replace("\\", "/").split("/")
