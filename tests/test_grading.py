@@ -11,22 +11,26 @@ import pytest
 
 from lastexam.grading import (
     MISSING,
+    Outcome,
     Rubric,
-    all_near,
-    contains_all,
+    all_of,
+    as_number,
     equal,
     get,
     inputs_untampered,
     load_csv,
     load_json,
     load_xlsx,
+    match_rows,
     near,
-    pdf_text,
+    no_problems,
     read_text,
+    rows_by,
     same_set,
-    sha256_file,
     within,
 )
+from lastexam.grading.files import sha256_file
+from lastexam.task.hygiene import solution_uses
 
 
 def test_score_is_weighted_fraction_and_gate_forces_zero() -> None:
@@ -76,7 +80,7 @@ def test_comparisons_handle_missing_and_wrong_types() -> None:
     assert get(data, "a.x") is MISSING
     assert get(data, "a.b[9]") is MISSING
     assert not near(MISSING, 1.0, abs=1).passed
-    assert not near("12%", 12.0, abs=1).passed
+    assert near("12%", 12.0, abs=0).passed  # the number as written, the % sign dropped
     assert near("12.0", 12.0, abs=0).passed
     assert not near(True, 1.0, abs=0).passed  # booleans are not numbers
     assert not equal(MISSING, None).passed
@@ -85,15 +89,6 @@ def test_comparisons_handle_missing_and_wrong_types() -> None:
     miss = same_set(["a"], ["a", "b"])
     assert not miss.passed and "missing ['b']" in miss.message
     assert not same_set("a,b", ["a", "b"]).passed
-
-
-def test_all_near_reports_the_worst_misses() -> None:
-    ok = all_near([1.0, 2.0, 3.0], [1.0, 2.0, 3.0001], abs=1e-3)
-    assert ok.passed
-    bad = all_near([1.0, 2.5, 3.0], [1.0, 2.0, 3.0], abs=1e-3)
-    assert not bad.passed and bad.seen[0]["index"] == 1
-    assert not all_near([1.0], [1.0, 2.0], abs=1).passed
-    assert not all_near(None, [1.0], abs=1).passed
 
 
 def test_loaders_never_raise_on_bad_files(tmp_path: Path) -> None:
@@ -124,10 +119,6 @@ def test_loaders_never_raise_on_bad_files(tmp_path: Path) -> None:
     rows, ok = load_csv(csv_file, required_columns=["balance"])
     assert rows is None and "lacks columns" in ok.message
 
-    not_pdf = tmp_path / "x.pdf"
-    not_pdf.write_text("hello")
-    assert not pdf_text(not_pdf).outcome.passed
-
     not_xlsx = tmp_path / "x.xlsx"
     not_xlsx.write_text("hello")
     assert not load_xlsx(not_xlsx).outcome.passed
@@ -153,9 +144,7 @@ def test_real_xlsx_loads(tmp_path: Path) -> None:
     assert ok.passed and formulas.active["A2"].value == "=A1*3"
 
 
-def test_contains_all_and_hashes(tmp_path: Path) -> None:
-    assert contains_all("Net Present Value: 12", ["net present value"]).passed
-    assert not contains_all(None, ["x"]).passed
+def test_sha256_file(tmp_path: Path) -> None:
     f = tmp_path / "a"
     f.write_bytes(b"abc")
     assert sha256_file(f) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -178,3 +167,132 @@ def test_rubric_round_trips_through_json() -> None:
     r.check("x", 1, near(math.pi, 3.14159, abs=1e-4))
     data = json.loads(json.dumps(r.to_dict()))
     assert data["score"] == 1.0 and data["checks"][0]["name"] == "x"
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [("1,234.5", 1234.5), (" 12.5% ", 12.5), ("1 234", 1234.0), ("\u22123", -3.0),
+     ("-1,234,567", -1234567.0), ("7", 7.0), (3, 3.0), ("2e3", 2000.0)],
+)
+def test_as_number_reads_numbers_as_people_write_them(text: object, number: float) -> None:
+    assert as_number(text) == number
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["", "  ", "1,5", "1,23,456", "12,5%", "abc", "nan", "inf", "1e999", "%", "1 2", "0x10",
+     "9" * 500, 10**400, True, None, MISSING, b"1", [1], {"a": 1}, object(), float("nan")],
+)
+def test_as_number_never_raises_on_agent_text(bad: object) -> None:
+    assert as_number(bad) is None
+
+
+def test_as_number_text_false_takes_only_real_numbers() -> None:
+    assert as_number("12", text=False) is None
+    assert as_number(12, text=False) == 12.0
+
+
+def test_near_with_no_expected_value_wants_an_empty_cell() -> None:
+    for empty in (None, "", " NA ", "null", float("nan"), MISSING):
+        assert near(empty, None).passed
+    assert not near(0, None).passed
+
+
+def test_all_of_combines_labelled_and_plain_outcomes() -> None:
+    ok = all_of([("a", near(1.0, 1.0)), True, Outcome(True, "fine")])
+    assert ok.passed and "all 3" in ok.message
+    bad = all_of({"a": near(2.0, 1.0, abs=0.5), "b": near(1.0, 1.0), "c": False})
+    assert not bad.passed and bad.message.startswith("2 of 3 failed: a: off by 1")
+    assert bad.expected == {"a": 1.0, "c": None} and bad.seen == {"a": 2.0, "c": None}
+    assert not all_of([]).passed  # nothing to compare is a missing table, not a pass
+
+
+def test_no_problems() -> None:
+    assert no_problems([], "all right").passed
+    bad = no_problems(list(range(10)), "all right", expected="none")
+    assert not bad.passed and bad.seen == [0, 1, 2, 3, 4, 5] and bad.message == "10 problem(s)"
+
+
+def test_rows_by_reports_duplicates_and_rows_without_a_key() -> None:
+    rows = [{"id": " a ", "x": "1"}, {"id": "a", "x": "2"}, {"id": "", "x": "3"}, {"x": "4"},
+            {"id": "b", "x": "5"}, "not a row"]
+    keyed = rows_by(rows, "id")
+    assert list(keyed) == ["a", "b"] and keyed["a"]["x"] == "1"  # the first row of a key wins
+    assert keyed.duplicates == ["a"] and keyed.unkeyed == 3
+    cover = keyed.coverage(["a", "b", "c"])
+    assert not cover.passed
+    assert cover.seen == {"missing": ["c"], "unexpected": [], "repeated": ["a"]}
+    assert rows_by([{"id": "a"}, {"id": "b"}], "id").coverage(["b", "a"]).passed
+    assert not rows_by([{"id": "a"}, {"id": ""}], "id").coverage(["a"]).passed
+    assert rows_by(None, "id") == {}
+
+
+def test_rows_by_tuple_and_function_keys() -> None:
+    rows = [{"m": "OLS", "t": "x"}, {"m": "ols", "t": "y"}, {"m": None, "t": "z"}]
+    by_pair = rows_by(rows, ("m", "t"))
+    assert set(by_pair) == {("OLS", "x"), ("ols", "y"), (None, "z")}
+    lowered = rows_by(rows, lambda r: (r["m"].lower(), r["t"]))  # None.lower() raises: unkeyed
+    assert set(lowered) == {("ols", "x"), ("ols", "y")} and lowered.unkeyed == 1
+
+
+def test_match_rows_passes_within_tolerance_and_reads_empty_cells() -> None:
+    seen = {"p1": {"v": "1,000.4", "flag": " high ", "ratio": "NA"}, "p2": {"v": "2000", "flag": "ok", "ratio": "0.5"}}
+    ref = {"p1": {"v": 1000.0, "flag": "high", "ratio": None}, "p2": {"v": 2001.0, "flag": "ok", "ratio": 0.5}}
+    assert match_rows(seen, ref, ["v", "flag", "ratio"], abs=1.0).passed
+    assert not match_rows(seen, ref, "v", abs=0.1).passed
+    assert match_rows(seen, ref, "v", rel=1e-3).passed
+    assert not match_rows(seen, ref, "v", abs=1.0, text=False).passed  # text is not a number here
+    with pytest.raises(ValueError, match="exact"):
+        match_rows(seen, ref, "v", exact=True, rel=0.1)
+
+
+def test_match_rows_lists_the_worst_misses_first() -> None:
+    ref = {k: {"v": 100.0} for k in "abcdef"}
+    seen = {"a": {"v": "100.5"}, "b": {"v": "103"}, "c": {"v": "x"}, "e": {"v": "110"}, "f": {"v": "100"}}
+    out = match_rows(seen, ref, "v", abs=1.0)
+    assert not out.passed and out.message == "4 of 6 values differ (rel 0, abs 1); 1 rows missing"
+    order = [(m["key"], m.get("seen")) for m in out.seen]
+    # the missing row, then the value that is not a number, then by how far off: 10, then 3
+    assert order == [("d", "no row"), ("c", "x"), ("e", "110"), ("b", "103")]
+    assert len(match_rows({}, {k: {"v": 1} for k in range(20)}, "v", show=6).seen) == 6
+
+
+def test_match_rows_only_also_fails_rows_not_in_the_reference() -> None:
+    seen = {"a": {"s": "x"}, "z": {"s": "y"}}
+    ref = {"a": {"s": "x"}}
+    assert match_rows(seen, ref, "s", exact=True).passed
+    only = match_rows(seen, ref, "s", exact=True, only=True)
+    assert not only.passed and only.seen == [{"key": "z", "seen": "row not in the reference"}]
+
+
+def test_match_rows_evidence_survives_a_rubric() -> None:
+    r = Rubric()
+    r.check("rows", 1, match_rows({("a", 1): {"v": "nan"}}, {("a", 1): {"v": 2.0}, ("b", 2): {"v": 1.0}}, "v"))
+    text = json.dumps(r.to_dict(), allow_nan=False)
+    assert r.checks[0].evidence["seen"][0]["seen"] == "no row" and "nan" in text
+
+
+def _task(tmp_path: Path, grader: str) -> Path:
+    (tmp_path / "solution").mkdir()
+    (tmp_path / "solution" / "model.py").write_text("X = 1\n")
+    (tmp_path / "generate.py").write_text("from solution import model\n")  # the generator may
+    (tmp_path / "grader.py").write_text(grader)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "grader",
+    ["import model\n", "from solution.model import X\n", "import solution\n",
+     "import importlib\nm = importlib.import_module('model')\n",
+     "import sys\nsys.path.insert(0, str(ctx.task / 'solution'))\n",
+     "p = '/task/solution/model.py'\n", "m = __import__('model')\n"],
+)
+def test_a_grader_that_reaches_into_solution_is_refused(tmp_path: Path, grader: str) -> None:
+    assert solution_uses(_task(tmp_path, grader))
+
+
+def test_a_grader_with_its_own_code_passes(tmp_path: Path) -> None:
+    task = _task(tmp_path, '"""Checks the solution/ of the agent."""\nimport json\nMODEL = "model"\n')
+    assert solution_uses(task) == []
+    (task / "grader.py").write_text("def grade(ctx:\n")
+    assert "does not parse" in solution_uses(task)[0]

@@ -1,5 +1,5 @@
-"""The grading library that task graders import. Standard library only (openpyxl and pypdf are
-imported lazily by the XLSX and PDF loaders); it runs inside the grading sandbox.
+"""The grading library that task graders import. Standard library only (openpyxl is imported
+lazily by the XLSX loader); it runs inside the grading sandbox.
 
     from lastexam.grading import GradeContext, Rubric, load_json, near
 
@@ -21,17 +21,17 @@ from typing import TYPE_CHECKING, Any
 _MODULE_OF = {
     "GradeContext": "context",
     **dict.fromkeys(
-        ["Loaded", "column", "contains_all", "exists", "hash_is", "inputs_untampered", "load_csv",
-         "load_json", "load_xlsx", "pdf_text", "read_text", "sha256_file", "size_between",
-         "zip_is_sane"],
+        ["column", "inputs_untampered", "load_csv", "load_json", "load_xlsx", "read_text"],
         "files",
     ),
     "is_error_value": "office",
     "recalculate_xlsx": "office",
     **dict.fromkeys(["Check", "Outcome", "Rubric", "full_pass_of", "score_of"], "rubric"),
     **dict.fromkeys(
-        ["MISSING", "all_near", "as_number", "equal", "get", "near", "same_set", "within"], "values"
+        ["MISSING", "as_number", "equal", "get", "is_empty", "near", "same_set", "within"], "values"
     ),
+    **dict.fromkeys(["all_of", "no_problems"], "combine"),
+    **dict.fromkeys(["Keyed", "match_rows", "rows_by"], "tables"),
 }
 
 
@@ -45,31 +45,25 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
+    from lastexam.grading.combine import all_of, no_problems
     from lastexam.grading.context import GradeContext
     from lastexam.grading.files import (
-        Loaded,
         column,
-        contains_all,
-        exists,
-        hash_is,
         inputs_untampered,
         load_csv,
         load_json,
         load_xlsx,
-        pdf_text,
         read_text,
-        sha256_file,
-        size_between,
-        zip_is_sane,
     )
     from lastexam.grading.office import is_error_value, recalculate_xlsx
     from lastexam.grading.rubric import Check, Outcome, Rubric, full_pass_of, score_of
+    from lastexam.grading.tables import Keyed, match_rows, rows_by
     from lastexam.grading.values import (
         MISSING,
-        all_near,
         as_number,
         equal,
         get,
+        is_empty,
         near,
         same_set,
         within,
@@ -79,31 +73,28 @@ __all__ = [
     "MISSING",
     "Check",
     "GradeContext",
-    "Loaded",
+    "Keyed",
     "Outcome",
     "Rubric",
-    "all_near",
+    "all_of",
     "as_number",
     "column",
-    "contains_all",
     "equal",
-    "exists",
     "full_pass_of",
     "get",
-    "hash_is",
     "inputs_untampered",
+    "is_empty",
     "is_error_value",
     "load_csv",
     "load_json",
     "load_xlsx",
+    "match_rows",
     "near",
-    "pdf_text",
+    "no_problems",
     "read_text",
     "recalculate_xlsx",
+    "rows_by",
     "same_set",
     "score_of",
-    "sha256_file",
-    "size_between",
     "within",
-    "zip_is_sane",
 ]

@@ -46,25 +46,6 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def exists(path: Path) -> Outcome:
-    ok = path.is_file()
-    return Outcome(ok, "present" if ok else f"{path.name} is missing", expected=path.name)
-
-
-def size_between(path: Path, lo: int, hi: int) -> Outcome:
-    if not path.is_file():
-        return Outcome(False, f"{path.name} is missing", expected=[lo, hi])
-    n = path.stat().st_size
-    return Outcome(lo <= n <= hi, f"{n} bytes", expected=[lo, hi], seen=n)
-
-
-def hash_is(path: Path, sha256: str) -> Outcome:
-    if not path.is_file():
-        return Outcome(False, f"{path.name} is missing", expected=sha256)
-    got = sha256_file(path)
-    return Outcome(got == sha256, "same bytes" if got == sha256 else "different bytes", sha256, got)
-
-
 def _read_bytes(path: Path, limit: int = MAX_TEXT_BYTES) -> Loaded:
     if not path.is_file():
         return Loaded(None, Outcome(False, f"{path.name} is missing", expected=path.name))
@@ -157,44 +138,6 @@ def load_xlsx(path: Path, *, data_only: bool = True) -> Loaded:
     except Exception as e:  # openpyxl raises many types on malformed files
         return Loaded(None, Outcome(False, f"{path.name} is not a readable XLSX: {type(e).__name__}: {e}"))
     return Loaded(wb, Outcome(True, f"{path.name}: sheets {wb.sheetnames}"))
-
-
-def pdf_text(path: Path) -> Loaded:
-    """Text of a PDF via poppler's pdftotext (layout kept), falling back to pypdf."""
-    import shutil
-    import subprocess
-    if not path.is_file():
-        return Loaded(None, Outcome(False, f"{path.name} is missing", expected=path.name))
-    with open(path, "rb") as f:
-        if f.read(5) != b"%PDF-":
-            return Loaded(None, Outcome(False, f"{path.name} is not a PDF (no %PDF- header)"))
-    if shutil.which("pdftotext"):
-        try:
-            proc = subprocess.run(
-                ["pdftotext", "-layout", str(path), "-"], capture_output=True, timeout=120
-            )
-        except subprocess.TimeoutExpired:
-            return Loaded(None, Outcome(False, f"{path.name}: text extraction timed out"))
-        if proc.returncode != 0:
-            msg = proc.stderr.decode(errors="replace")[:200]
-            return Loaded(None, Outcome(False, f"{path.name} is not a readable PDF: {msg}"))
-        return Loaded(proc.stdout.decode("utf-8", errors="replace"), Outcome(True, "PDF text extracted"))
-    try:
-        import pypdf
-
-        reader = pypdf.PdfReader(str(path))
-        text = "\n".join((page.extract_text() or "") for page in reader.pages)
-    except Exception as e:  # pypdf raises many types on malformed files
-        return Loaded(None, Outcome(False, f"{path.name} is not a readable PDF: {type(e).__name__}: {e}"))
-    return Loaded(text, Outcome(True, "PDF text extracted"))
-
-
-def contains_all(text: str | None, phrases: list[str], *, case: bool = False) -> Outcome:
-    if text is None:
-        return Outcome(False, "no text", expected=phrases)
-    hay = text if case else text.lower()
-    missing = [p for p in phrases if (p if case else p.lower()) not in hay]
-    return Outcome(not missing, f"missing {missing}" if missing else "all present", expected=phrases, seen=missing or None)
 
 
 def inputs_untampered(inputs_after: dict[str, str], pristine: Path | dict[str, str]) -> Outcome:

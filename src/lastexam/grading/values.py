@@ -33,24 +33,65 @@ def get(obj: Any, path: str, default: Any = MISSING) -> Any:
     return cur
 
 
-def as_number(value: Any) -> float | None:
-    """A finite float from a number or a numeric string ("1,234.5" and "12%" are not numbers)."""
+_GROUPED = re.compile(r"[+-]?\d{1,3}(?:([,\u00a0\u202f ])\d{3})(?:\1\d{3})*(?:\.\d*)?(?:[eE][+-]?\d+)?")
+_EMPTY_TEXT = {"", "nan", "none", "na", "n/a", "null"}
+_MAX_NUMBER_CHARS = 100
+
+
+def as_number(value: Any, *, text: bool = True) -> float | None:
+    """A finite float, or None; never raises. Text is read as a person writes numbers:
+    surrounding whitespace, a trailing "%" (dropped: "12.5%" is 12.5), thousands grouped by
+    commas or spaces ("1,234.5", "1 234") and a Unicode minus are accepted; "1,5" (a decimal
+    comma) is not a number. text=False accepts only real numbers, for spreadsheet cells where
+    the text "12" is not the number 12. Booleans are never numbers."""
     if isinstance(value, bool) or value is None or value is MISSING:
         return None
-    if isinstance(value, (int, float)):
-        f = float(value)
-    elif isinstance(value, str):
-        try:
-            f = float(value.strip())
-        except ValueError:
+    if isinstance(value, str):
+        if not text:
             return None
-    else:
+        return _parse_number(value)
+    if isinstance(value, (bytes, bytearray)) or not hasattr(value, "__float__"):
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError, OverflowError):  # an int too large for a float, say
         return None
     return f if math.isfinite(f) else None
 
 
-def near(seen: Any, expected: float, *, rel: float = 0.0, abs: float = 0.0) -> Outcome:
-    """|seen - expected| <= max(abs, rel * |expected|)."""
+def _parse_number(raw: str) -> float | None:
+    s = raw.strip().replace("\u2212", "-")
+    if s.endswith("%"):
+        s = s[:-1].rstrip()
+    if not s or len(s) > _MAX_NUMBER_CHARS:
+        return None
+    if _GROUPED.fullmatch(s):
+        s = re.sub(r"[,\u00a0\u202f ]", "", s)
+    elif "," in s or " " in s:
+        return None
+    try:
+        f = float(s)
+    except ValueError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def is_empty(value: Any) -> bool:
+    """No value: missing, None, NaN, blank text or a spelled-out null ("NA", "null", "nan")."""
+    if value is None or value is MISSING:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return isinstance(value, str) and value.strip().lower() in _EMPTY_TEXT
+
+
+def near(seen: Any, expected: float | None, *, rel: float = 0.0, abs: float = 0.0) -> Outcome:
+    """|seen - expected| <= max(abs, rel * |expected|). An expected None means the value must be
+    left empty (see is_empty): a median not reached, a ratio undefined."""
+    if expected is None:
+        ok = is_empty(seen)
+        return Outcome(ok, "empty as expected" if ok else "should be empty", expected=None,
+                       seen=_shown(seen))
     tol = max(abs, rel * math.fabs(expected))
     value = as_number(seen)
     if value is None:
@@ -82,35 +123,6 @@ def same_set(seen: Any, expected: Sequence[Any]) -> Outcome:
         return Outcome(True, "same items", expected=sorted(e, key=str), seen=sorted(s, key=str))
     msg = f"missing {sorted(e - s, key=str)}; unexpected {sorted(s - e, key=str)}"
     return Outcome(False, msg, expected=sorted(e, key=str), seen=sorted(s, key=str))
-
-
-def all_near(
-    seen: Any, expected: Sequence[float], *, rel: float = 0.0, abs: float = 0.0
-) -> Outcome:
-    """Element-wise `near` over two sequences of equal length; evidence shows the worst misses."""
-    if not isinstance(seen, (list, tuple)) and not hasattr(seen, "tolist"):
-        return Outcome(False, "not a sequence", expected=f"{len(expected)} numbers", seen=_shown(seen))
-    seen_list = list(seen.tolist() if hasattr(seen, "tolist") else seen)
-    if len(seen_list) != len(expected):
-        return Outcome(
-            False,
-            f"length {len(seen_list)}, expected {len(expected)}",
-            expected=len(expected),
-            seen=len(seen_list),
-        )
-    misses = []
-    for i, (s, e) in enumerate(zip(seen_list, expected, strict=True)):
-        if not near(s, e, rel=rel, abs=abs).passed:
-            misses.append((i, e, s))
-    if not misses:
-        return Outcome(True, f"all {len(expected)} values within tolerance")
-    shown = [{"index": i, "expected": e, "seen": _shown(s)} for i, e, s in misses[:5]]
-    return Outcome(
-        False,
-        f"{len(misses)} of {len(expected)} values out of tolerance (rel={rel}, abs={abs})",
-        expected="see misses",
-        seen=shown,
-    )
 
 
 def _shown(value: Any) -> Any:

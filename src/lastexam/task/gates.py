@@ -18,6 +18,7 @@ from lastexam.run.trial import TrialPlan, TrialRunner
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
 from lastexam.store.models import GradeRecord, TrialKey
+from lastexam.task.hygiene import solution_uses
 from lastexam.task.load import Task, load_task, tree_hash
 
 MIN_NEGATIVE_FIXTURES = 2
@@ -80,6 +81,7 @@ def static_gates(task: Task, report: TaskReport) -> None:
         report.add("canary present", not where, f"canary not found in {', '.join(where)}" if where else "")
         leaks = reference_leaks(task)
         report.add("no reference leak", not leaks, "; ".join(leaks[:5]))
+    report.add("grader does not use solution/", not (uses := solution_uses(task.path)), "; ".join(uses[:5]))
 
 
 def reference_leaks(task: Task) -> list[str]:

@@ -18,11 +18,13 @@ from lastexam.grading import (
     GradeContext,
     Outcome,
     Rubric,
+    all_of,
     as_number,
     get,
     load_csv,
     load_json,
     near,
+    rows_by,
 )
 
 ANOVA_ROWS = [
@@ -32,15 +34,6 @@ ANOVA_ROWS = [
 F_REL, P_REL, SS_REL = 1e-4, 1e-3, 5e-4
 MEAN_ABS, EONR_ABS, GAIN_ABS, NET_ABS = 0.5, 0.5, 2.0, 0.5
 COMPARISONS = ["variety_means", "nitrogen_means", "nitrogen_within_variety", "variety_within_nitrogen"]
-
-
-def _all_of(items: list[tuple[str, Outcome]]) -> Outcome:
-    failed = [(n, o) for n, o in items if not o.passed]
-    if not failed:
-        return Outcome(True, f"all {len(items)} values within tolerance")
-    return Outcome(False, f"{len(failed)} of {len(items)} out of tolerance: " + "; ".join(
-        f"{n}: {o.message}" for n, o in failed[:3]),
-        expected={n: o.expected for n, o in failed[:4]}, seen={n: o.seen for n, o in failed[:4]})
 
 
 def _p(seen, expected):
@@ -61,28 +54,28 @@ def grade(ctx: GradeContext) -> Rubric:
     comps, _ = load_csv(ctx.out("comparisons.csv"), required_columns=["comparison", "sed", "df", "lsd_5pct"])
     eonr, eonr_ok = load_json(ctx.out("eonr.json"))
 
-    rows = {(x["stratum"], x["term"]): x for x in anova or []}
+    rows = rows_by(anova, ("stratum", "term"))
 
     def cell(stratum, term, col):
         return rows.get((stratum, term), {}).get(col)
 
-    r.check("ANOVA has the three error strata with the right terms and df", 2, _all_of([
+    r.check("ANOVA has the three error strata with the right terms and df", 2, all_of([
         (f"{s}/{t}/df", near(cell(s, t, "df"), ref[s][t]["df"], abs=1e-9)) for s, t in ANOVA_ROWS]))
-    r.check("variety tested against the whole-plot error (F, p)", 3, _all_of([
+    r.check("variety tested against the whole-plot error (F, p)", 3, all_of([
         ("F", near(cell("whole_plot", "variety", "f_value"), ref["whole_plot"]["variety"]["f"], rel=F_REL)),
         ("p", _p(cell("whole_plot", "variety", "p_value"), ref["whole_plot"]["variety"]["p"])),
     ]))
-    r.check("nitrogen and variety x nitrogen tested against the sub-plot error (F, p)", 2, _all_of(
+    r.check("nitrogen and variety x nitrogen tested against the sub-plot error (F, p)", 2, all_of(
         [(f"{t}/F", near(cell("sub_plot", t, "f_value"), ref["sub_plot"][t]["f"], rel=F_REL))
          for t in ("nitrogen", "variety:nitrogen")]
         + [(f"{t}/p", _p(cell("sub_plot", t, "p_value"), ref["sub_plot"][t]["p"]))
            for t in ("nitrogen", "variety:nitrogen")]))
-    r.check("sums of squares and mean squares in (kg/ha)^2", 2, _all_of(
+    r.check("sums of squares and mean squares in (kg/ha)^2", 2, all_of(
         [(f"{s}/{t}/sum_sq", near(cell(s, t, "sum_sq"), ref[s][t]["ss"], rel=SS_REL)) for s, t in ANOVA_ROWS]
         + [(f"{s}/{t}/mean_sq", near(cell(s, t, "mean_sq"), ref[s][t]["ss"] / ref[s][t]["df"], rel=SS_REL))
            for s, t in ANOVA_ROWS]))
 
-    crow = {x["contrast"]: x for x in contrasts or []}
+    crow = rows_by(contrasts, "contrast")
     items = []
     for name in ("linear", "quadratic", "cubic"):
         exp = ref["contrast"][name]
@@ -91,7 +84,7 @@ def grade(ctx: GradeContext) -> Rubric:
                   (f"{name}/sum_sq", near(got.get("sum_sq"), exp["ss"], rel=SS_REL)),
                   (f"{name}/F", near(got.get("f_value"), exp["f"], rel=F_REL)),
                   (f"{name}/p", _p(got.get("p_value"), exp["p"]))]
-    r.check("orthogonal polynomial contrasts of nitrogen (SS, F, p)", 2, _all_of(items) if contrasts_ok else contrasts_ok)
+    r.check("orthogonal polynomial contrasts of nitrogen (SS, F, p)", 2, all_of(items) if contrasts_ok else contrasts_ok)
     parts = [as_number(crow.get(n, {}).get("sum_sq")) for n in ("linear", "quadratic", "cubic")]
     total = as_number(cell("sub_plot", "nitrogen", "sum_sq"))
     r.check("the three contrast SS add up to the nitrogen SS in anova.csv", 1,
@@ -114,14 +107,14 @@ def grade(ctx: GradeContext) -> Rubric:
 
     varieties = sorted(v for v in ref["mean"] if v != "all")
     rates = sorted(rate_of)
-    r.check("variety x nitrogen cell means in kg/ha (rates in kg N/ha)", 2, _all_of([
+    r.check("variety x nitrogen cell means in kg/ha (rates in kg N/ha)", 2, all_of([
         (f"{v}@{n}", near(find_mean(v, n), ref["mean"][v][n], abs=MEAN_ABS)) for v in varieties for n in rates]))
-    r.check("variety, nitrogen and grand means in kg/ha", 1, _all_of(
+    r.check("variety, nitrogen and grand means in kg/ha", 1, all_of(
         [(f"{v}@all", near(find_mean(v, "all"), ref["mean"][v]["all"], abs=MEAN_ABS)) for v in varieties]
         + [(f"all@{n}", near(find_mean("all", n), ref["mean"]["all"][n], abs=MEAN_ABS)) for n in rates]
         + [("all@all", near(find_mean("all", "all"), ref["mean"]["all"]["all"], abs=MEAN_ABS))]))
 
-    crows = {x["comparison"]: x for x in comps or []}
+    crows = rows_by(comps, "comparison")
 
     def comparison(name, df_abs):
         exp, got = ref["sed"][name], crows.get(name, {})
@@ -130,12 +123,12 @@ def grade(ctx: GradeContext) -> Rubric:
                 (f"{name}/lsd", near(got.get("lsd_5pct"), exp["lsd"], rel=SS_REL))]
 
     r.check("SED and LSD for variety means (whole-plot error) and nitrogen means (sub-plot error)", 2,
-            _all_of(comparison("variety_means", 1e-9) + comparison("nitrogen_means", 1e-9)))
+            all_of(comparison("variety_means", 1e-9) + comparison("nitrogen_means", 1e-9)))
     r.check("SED and LSD for nitrogen within a variety and for varieties at one rate (Satterthwaite df)", 2,
-            _all_of(comparison("nitrogen_within_variety", 1e-9) + comparison("variety_within_nitrogen", 0.01)))
+            all_of(comparison("nitrogen_within_variety", 1e-9) + comparison("variety_within_nitrogen", 0.01)))
 
     e = ref["eonr"]
-    r.check("quadratic N response and economic optimum N rate", 3, _all_of([
+    r.check("quadratic N response and economic optimum N rate", 3, all_of([
         ("beta_linear", near(get(eonr, "beta_linear"), e["beta_linear"], rel=SS_REL)),
         ("beta_quadratic", near(get(eonr, "beta_quadratic"), e["beta_quadratic"], rel=SS_REL)),
         ("price_ratio", near(get(eonr, "price_ratio"), e["price_ratio"], rel=1e-6)),
@@ -143,7 +136,7 @@ def grade(ctx: GradeContext) -> Rubric:
         ("capped", Outcome(get(eonr, "capped") is bool(e["capped"]), "", expected=bool(e["capped"]),
                            seen=get(eonr, "capped", None))),
     ]) if eonr_ok else eonr_ok)
-    r.check("yield gain and net return at the EONR", 1, _all_of([
+    r.check("yield gain and net return at the EONR", 1, all_of([
         ("yield_gain_kg_ha", near(get(eonr, "yield_gain_kg_ha"), e["yield_gain_kg_ha"], abs=GAIN_ABS)),
         ("net_return_usd_ha", near(get(eonr, "net_return_usd_ha"), e["net_return_usd_ha"], abs=NET_ABS)),
     ]) if eonr_ok else eonr_ok)

@@ -19,10 +19,13 @@ from lastexam.grading import (
     GradeContext,
     Outcome,
     Rubric,
+    all_of,
+    as_number,
     get,
     is_error_value,
     load_json,
     load_xlsx,
+    match_rows,
     near,
     recalculate_xlsx,
 )
@@ -69,30 +72,8 @@ def table(ws, columns: list[str], key: str) -> tuple[dict[str, dict], dict[str, 
     return rows, where
 
 
-def num(v) -> float | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)):
-        return float(v)
-    return None
-
-
-def compare_assets(rows: dict, ref: dict, ids: list[str], fields: list[str], tol: float) -> Outcome:
-    misses = []
-    for i in ids:
-        row = rows.get(i)
-        for f in fields:
-            exp = ref["assets"][i][f]
-            seen = num(row.get(f)) if row else None
-            if row is None and f == fields[0]:
-                misses.append({"asset": i, "issue": "row missing"})
-            if row is not None and (seen is None or abs(seen - exp) > tol):
-                misses.append({"asset": i, "field": f, "expected": round(exp, 2), "seen": row.get(f)})
-    checked = f"{len(ids)} assets x {fields}"
-    if misses:
-        return Outcome(False, f"{len(misses)} value(s) off by more than {tol}: {checked}",
-                       expected="reference values", seen=misses[:6])
-    return Outcome(True, f"all within {tol}: {checked}")
+def assets(ref: dict, ids: list[str]) -> dict[str, dict]:
+    return {i: ref["assets"][i] for i in ids}
 
 
 def is_live_formula(v) -> bool:
@@ -159,40 +140,34 @@ def grade(ctx: GradeContext) -> Rubric:
 
     g = ref["groups"]
     r.check("opening accumulated depreciation at 30 June 2024, every asset", 2,
-            compare_assets(rows, ref, expected_ids, ["opening_cost", "opening_accumulated"], ASSET_TOL))
+            match_rows(rows, assets(ref, expected_ids), ["opening_cost", "opening_accumulated"], abs=ASSET_TOL, text=False))
     r.check("FY2025 depreciation of straight-line assets in service all year", 2,
-            compare_assets(rows, ref, g["straight_line_full_year"], ["fy_depreciation"], ASSET_TOL))
+            match_rows(rows, assets(ref, g["straight_line_full_year"]), ["fy_depreciation"], abs=ASSET_TOL, text=False))
     r.check("FY2025 depreciation of declining-balance assets (switch to straight line)", 2,
-            compare_assets(rows, ref, g["declining_balance_full_year"], ["fy_depreciation"], ASSET_TOL))
+            match_rows(rows, assets(ref, g["declining_balance_full_year"]), ["fy_depreciation"], abs=ASSET_TOL, text=False))
     r.check("additions: cost and first month under the mid-month convention", 2,
-            compare_assets(rows, ref, g["additions"], ["additions", "fy_depreciation"], ASSET_TOL))
+            match_rows(rows, assets(ref, g["additions"]), ["additions", "fy_depreciation"], abs=ASSET_TOL, text=False))
     r.check("lives ending during or before FY2025 stop at salvage; land not depreciated", 2,
-            compare_assets(rows, ref, g["life_ends_during_fy"] + g["fully_depreciated_before_fy"] + g["land"],
-                           ["fy_depreciation", "closing_accumulated"], ASSET_TOL))
+            match_rows(rows, assets(ref, g["life_ends_during_fy"] + g["fully_depreciated_before_fy"] + g["land"]),
+                       ["fy_depreciation", "closing_accumulated"], abs=ASSET_TOL, text=False))
     r.check("disposals: depreciation to the disposal month, amounts removed, gain or loss", 2,
-            compare_assets(rows, ref, g["disposals"],
-                           ["disposals_cost", "fy_depreciation", "disposals_accumulated", "closing_nbv",
-                            "gain_loss"], ASSET_TOL))
+            match_rows(rows, assets(ref, g["disposals"]),
+                       ["disposals_cost", "fy_depreciation", "disposals_accumulated", "closing_nbv", "gain_loss"],
+                       abs=ASSET_TOL, text=False))
     r.check("closing accumulated depreciation and NBV at 30 June 2025, every asset", 1,
-            compare_assets(rows, ref, expected_ids, ["closing_accumulated", "closing_nbv"], ASSET_TOL))
+            match_rows(rows, assets(ref, expected_ids), ["closing_accumulated", "closing_nbv"], abs=ASSET_TOL,
+                       text=False))
 
     # Roll-forward against the reference.
-    misses = []
-    for cat in expected_cats:
-        for f in ROLLFORWARD_COLUMNS[1:]:
-            exp = (ref["rollforward"][cat]["opening_cost"] + ref["rollforward"][cat]["additions"]
-                   - ref["rollforward"][cat]["disposals_cost"]) if f == "closing_cost" else ref["rollforward"][cat][f]
-            seen = num(roll.get(cat, {}).get(f))
-            if seen is None or abs(seen - exp) > SUM_TOL:
-                misses.append({"row": cat, "column": f, "expected": round(exp, 2), "seen": roll.get(cat, {}).get(f)})
+    ref_roll = {cat: {**v, "closing_cost": v["opening_cost"] + v["additions"] - v["disposals_cost"]}
+                for cat, v in ref["rollforward"].items() if cat in expected_cats}
     r.check("RollForward by category and in total", 2,
-            Outcome(bool(roll) and not misses, f"{len(misses)} cells off by more than {SUM_TOL}" if roll else "no RollForward table",
-                    expected="reference roll-forward", seen=misses[:6] or None))
+            match_rows(roll, ref_roll, ROLLFORWARD_COLUMNS[1:], abs=SUM_TOL, text=False))
 
     # Footing and tie-out on the agent's own numbers.
     foot = []
     for cat, v in roll.items():
-        x = {f: num(v.get(f)) for f in ROLLFORWARD_COLUMNS[1:]}
+        x = {f: as_number(v.get(f), text=False) for f in ROLLFORWARD_COLUMNS[1:]}
         if any(val is None for val in x.values()):
             foot.append(f"{cat}: non-numeric cells")
             continue
@@ -205,8 +180,8 @@ def grade(ctx: GradeContext) -> Rubric:
             foot.append(f"{cat}: NBV != cost - accumulated")
     if roll and rows and "Total" in roll:
         for f in ["opening_cost", "additions", "disposals_cost", "fy_depreciation", "closing_nbv"]:
-            s = sum(num(v.get(f)) or 0.0 for v in rows.values())
-            t = num(roll["Total"].get(f))
+            s = sum(as_number(v.get(f), text=False) or 0.0 for v in rows.values())
+            t = as_number(roll["Total"].get(f), text=False)
             if t is None or abs(s - t) > SUM_TOL:
                 foot.append(f"Total {f} {t} != Schedule sum {round(s, 2)}")
     r.check("RollForward foots and ties to the Schedule", 1,
@@ -238,24 +213,13 @@ def grade(ctx: GradeContext) -> Rubric:
 
     summary, parsed = load_json(ctx.out("summary.json"))
     s_ref = ref["summary"]
-    misses = [
-        {"field": k, "expected": round(v, 2), "seen": get(summary, k)}
-        for k, v in sorted(s_ref.items()) if not near(get(summary, k), v, abs=SUM_TOL).passed
-    ]
-    r.check("summary.json totals", 2,
-            Outcome(parsed.passed and not misses, parsed.message if not parsed.passed else
-                    (f"{len(misses)} fields off" if misses else "all within 0.10"),
-                    expected={k: round(v, 2) for k, v in s_ref.items()}, seen=misses or None))
-    misses = []
-    for cat in ref["categories"]:
-        for f, rf in (("depreciation_expense", "fy_depreciation"), ("closing_nbv", "closing_nbv")):
-            exp = ref["rollforward"][cat][rf]
-            if not near(get(summary, f"by_category.{cat}.{f}"), exp, abs=SUM_TOL).passed:
-                misses.append({"category": cat, "field": f, "expected": round(exp, 2),
-                               "seen": get(summary, f"by_category.{cat}.{f}")})
-    r.check("summary.json by category", 1,
-            Outcome(parsed.passed and not misses, (f"{len(misses)} values off" if misses else "all six categories")
-                    if parsed.passed else parsed.message, expected="six categories", seen=misses[:6] or None))
+    r.check("summary.json totals", 2, all_of(
+        [(k, near(get(summary, k), v, abs=SUM_TOL)) for k, v in sorted(s_ref.items())]) if parsed.passed else parsed)
+    r.check("summary.json by category", 1, all_of(
+        [(f"{cat}.{f}", near(get(summary, f"by_category.{cat}.{f}"), ref["rollforward"][cat][rf], abs=SUM_TOL))
+         for cat in ref["categories"]
+         for f, rf in (("depreciation_expense", "fy_depreciation"), ("closing_nbv", "closing_nbv"))])
+            if parsed.passed else parsed)
     return r
 
 
@@ -293,10 +257,7 @@ def probe(ctx: GradeContext, ref: dict, possible: bool) -> Outcome:
     p = ref["probe"]
     expected = {**{f"{i}.fy_depreciation": v for i, v in p["fy_depreciation"].items()},
                 "Total.fy_depreciation": p["total_fy_depreciation"], "Total.closing_nbv": p["total_closing_nbv"]}
-    seen = {**{f"{i}.fy_depreciation": num(rows.get(i, {}).get("fy_depreciation")) for i in p["fy_depreciation"]},
-            "Total.fy_depreciation": num(roll.get("Total", {}).get("fy_depreciation")),
-            "Total.closing_nbv": num(roll.get("Total", {}).get("closing_nbv"))}
-    bad = {k: seen[k] for k, v in expected.items()
-           if seen[k] is None or abs(seen[k] - v) > (ASSET_TOL if "Total" not in k else SUM_TOL)}
-    return Outcome(not bad, f"{len(bad)} values did not follow the edit" if bad else "the edit flowed through",
-                   expected={k: round(v, 2) for k, v in expected.items()}, seen=seen if bad else None)
+    seen = {**{f"{i}.fy_depreciation": as_number(rows.get(i, {}).get("fy_depreciation"), text=False) for i in p["fy_depreciation"]},
+            "Total.fy_depreciation": as_number(roll.get("Total", {}).get("fy_depreciation"), text=False),
+            "Total.closing_nbv": as_number(roll.get("Total", {}).get("closing_nbv"), text=False)}
+    return all_of([(k, near(seen[k], v, abs=ASSET_TOL if "Total" not in k else SUM_TOL)) for k, v in expected.items()])

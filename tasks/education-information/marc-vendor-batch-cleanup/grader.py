@@ -12,7 +12,7 @@ import io
 import subprocess
 import unicodedata
 
-from lastexam.grading import GradeContext, Outcome, Rubric, load_csv
+from lastexam.grading import GradeContext, Outcome, Rubric, load_csv, no_problems
 
 MAX_BYTES = 50_000_000
 
@@ -46,10 +46,6 @@ def read_marc(path, force_utf8: bool = True):
         return recs, leaders, ""
     except Exception as e:  # pymarc raises many types on malformed input
         return None, [], f"{type(e).__name__}: {e}"
-
-
-def problems_outcome(problems: list, ok: str) -> Outcome:
-    return Outcome(not problems, f"{len(problems)} problem(s)" if problems else ok, seen=problems[:6] or None)
 
 
 def grade(ctx: GradeContext) -> Rubric:
@@ -105,12 +101,12 @@ def grade(ctx: GradeContext) -> Rubric:
         if title != s["title"] or author != s["author"]:
             problems.append({"id": rid, "expected": [s["title"], s["author"]], "seen": [title, author]})
     r.check("titles and names decoded correctly (MARC-8 and UTF-8 records)", 3,
-            problems_outcome(problems if common else ["no records"], f"{len(common)} records"))
+            no_problems(problems if common else ["no records"], f"{len(common)} records"))
     lie = [rid for rid in ref["planted"]["leader9_lie"] if rid in recs]
     problems = [rid for rid in lie if bare(first(recs[rid], "245", "a")) != surv[rid]["title"]
                 or bare(first(recs[rid], "100", "a")) != surv[rid]["author"]]
     r.check("UTF-8 records mislabelled with a blank leader/09 decoded as UTF-8", 1,
-            problems_outcome(problems if lie else ["none of the mislabelled records kept"], f"{len(lie)} records"))
+            no_problems(problems if lie else ["none of the mislabelled records kept"], f"{len(lie)} records"))
 
     problems = []
     for rid in common:
@@ -119,7 +115,7 @@ def grade(ctx: GradeContext) -> Rubric:
         if len(f008) != 40 or f008[:18] != s["prefix008"] or f008[35:38] != s["lang"]:
             problems.append({"id": rid, "expected_lang": s["lang"], "seen": f008})
     r.check("008 is 40 characters with the language in 008/35-37", 2,
-            problems_outcome(problems if common else ["no records"], "all repaired"))
+            no_problems(problems if common else ["no records"], "all repaired"))
 
     problems = []
     for rid in common:
@@ -129,7 +125,7 @@ def grade(ctx: GradeContext) -> Rubric:
             problems.append({"id": rid, "title": surv[rid]["title"], "lang": surv[rid]["lang"],
                              "expected": surv[rid]["nonfiling"], "seen": ind})
     r.check("245 second indicator: nonfiling characters for the title's language", 3,
-            problems_outcome(problems if common else ["no records"], "all right"))
+            no_problems(problems if common else ["no records"], "all right"))
 
     problems = []
     for rid in common:
@@ -141,7 +137,7 @@ def grade(ctx: GradeContext) -> Rubric:
         if a != s["isbn13"] or q != s["q"] or z != s["z"]:
             problems.append({"id": rid, "expected": [s["isbn13"], s["q"], s["z"]], "seen": [a, q, z]})
     r.check("020: valid ISBNs as ISBN-13 in $a, qualifiers in $q, invalid ones in $z", 2,
-            problems_outcome(problems if common else ["no records"], "all normalised"))
+            no_problems(problems if common else ["no records"], "all normalised"))
 
     problems = []
     for rid in common:
@@ -149,12 +145,12 @@ def grade(ctx: GradeContext) -> Rubric:
         if barcodes != surv[rid]["barcodes"]:
             problems.append({"id": rid, "expected": surv[rid]["barcodes"], "seen": barcodes})
     r.check("852 holdings of removed duplicates merged into the kept record, no repeats", 2,
-            problems_outcome(problems if common else ["no records"], "holdings merged"))
+            no_problems(problems if common else ["no records"], "holdings merged"))
 
     problems = [rid for rid in common if len(recs[rid].get_fields("650")) != surv[rid]["subjects"]
                 or not first(recs[rid], "245", "c") or not recs[rid].get_fields("264", "300")]
     r.check("descriptive fields kept (245 $c, 264, 300, 650s)", 1,
-            problems_outcome(problems if common else ["no records"], "kept"))
+            no_problems(problems if common else ["no records"], "kept"))
 
     xml_recs, problem = read_marcxml(ctx.out("clean.xml"))
     xml_ok = xml_recs is not None and set(xml_recs) == got_ids and all(
@@ -170,7 +166,7 @@ def grade(ctx: GradeContext) -> Rubric:
     present = sum(1 for rid in surv if rid in by_id)
     if present < len(surv):
         problems.insert(0, f"{len(surv) - present} records missing from the shelflist")
-    r.check("shelflist call numbers normalised", 2, problems_outcome(problems if shelf else [ok.message], "all normalised"))
+    r.check("shelflist call numbers normalised", 2, no_problems(problems if shelf else [ok.message], "all normalised"))
 
     def position(x):
         try:
@@ -190,7 +186,7 @@ def grade(ctx: GradeContext) -> Rubric:
     problems = [rid for rid in sorted(surv) if rid in by_id and
                 sorted(b for b in by_id[rid]["barcodes"].split(";") if b) != surv[rid]["barcodes"]]
     r.check("shelflist barcodes after the holdings merge", 1,
-            problems_outcome(problems if shelf else [ok.message], "all right"))
+            no_problems(problems if shelf else [ok.message], "all right"))
     return r
 
 

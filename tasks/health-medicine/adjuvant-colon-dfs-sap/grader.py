@@ -17,28 +17,20 @@ Tolerances (the instruction asks for >= 6 significant digits, i.e. <= 5e-6 relat
 
 from __future__ import annotations
 
-from lastexam.grading import GradeContext, Outcome, Rubric, as_number, get, load_csv, load_json
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    all_of,
+    get,
+    load_csv,
+    load_json,
+    near,
+    rows_by,
+)
 
 ARMS = ("OBS", "LEV", "LEV5FU")
 FOREST_COLUMNS = ["SUBGROUP", "LEVEL", "N", "EVENTS", "HR", "LCL", "UCL", "P_INTERACTION"]
-
-
-def compare(items: list[tuple[str, object, object, str, float]]) -> Outcome:
-    """items: (label, seen, expected, mode, tol) with mode rel | abs | exact | null-or-abs."""
-    misses = []
-    for label, seen, want, mode, tol in items:
-        if want is None:
-            ok = seen is None
-        elif mode == "exact":
-            ok = as_number(seen) is not None and as_number(seen) == want
-        else:
-            v = as_number(seen)
-            ok = v is not None and abs(v - want) <= (tol * abs(want) if mode == "rel" else tol)
-        if not ok:
-            misses.append({"value": label, "expected": want, "seen": None if seen is None else seen})
-    if not misses:
-        return Outcome(True, f"all {len(items)} values match")
-    return Outcome(False, f"{len(misses)} of {len(items)} values differ", expected="reference values", seen=misses[:6])
 
 
 def unflatten(flat: dict) -> dict:
@@ -59,122 +51,90 @@ def grade(ctx: GradeContext) -> Rubric:
     res, ok = load_json(ctx.out("results.json"))
     r.gate("results.json parses as a JSON object", ok)
 
-    def g(path):
-        v = get(res, path, None)
-        return None if v is None else v
+    def value(path: str, expected, **tolerance) -> tuple[str, Outcome]:
+        """results.json at `path` against the reference; no tolerance means exact."""
+        return path, near(get(res, path), expected, **tolerance)
 
-    items = [(f"itt_n.{a}", g(f"itt_n.{a}"), want["itt_n"][a], "exact", 0) for a in ARMS]
-    items += [(f"dfs_events.{a}", g(f"dfs_events.{a}"), want["dfs_events"][a], "exact", 0) for a in ARMS]
-    r.check("ITT subjects and DFS events (recurrence or death) per arm", 2, compare(items))
-
-    items = []
-    for a in ARMS:
-        for k in ("median", "median_lcl", "median_ucl"):
-            items.append((f"dfs_km.{a}.{k}", g(f"dfs_km.{a}.{k}"), want["dfs_km"][a][k], "abs", 0.002))
-    r.check("KM median DFS (months) with log-log 95% CI per arm, null when not reached", 2, compare(items))
-
-    items = []
-    for a in ARMS:
-        for k in ("surv_36", "surv_36_lcl", "surv_36_ucl"):
-            items.append((f"dfs_km.{a}.{k}", g(f"dfs_km.{a}.{k}"), want["dfs_km"][a][k], "abs", 1e-4))
-    r.check("KM DFS probability at 36 months with log-log 95% CI", 1, compare(items))
+    r.check("ITT subjects and DFS events (recurrence or death) per arm", 2, all_of(
+        [value(f"itt_n.{a}", want["itt_n"][a]) for a in ARMS]
+        + [value(f"dfs_events.{a}", want["dfs_events"][a]) for a in ARMS]))
+    r.check("KM median DFS (months) with log-log 95% CI per arm, null when not reached", 2, all_of(
+        [value(f"dfs_km.{a}.{k}", want["dfs_km"][a][k], abs=0.002)
+         for a in ARMS for k in ("median", "median_lcl", "median_ucl")]))
+    r.check("KM DFS probability at 36 months with log-log 95% CI", 1, all_of(
+        [value(f"dfs_km.{a}.{k}", want["dfs_km"][a][k], abs=1e-4)
+         for a in ARMS for k in ("surv_36", "surv_36_lcl", "surv_36_ucl")]))
 
     lr = want["dfs_logrank_stratified"]
     r.check(
         "stratified log-rank test LEV5FU vs OBS (pooled invasion depth x surgery interval)",
         2,
-        compare([
-            ("chisq", g("dfs_logrank_stratified.chisq"), lr["chisq"], "rel", 1e-3),
-            ("p", g("dfs_logrank_stratified.p"), lr["p"], "rel", 1e-3),
-        ]),
+        all_of([value(f"dfs_logrank_stratified.{k}", lr[k], rel=1e-3) for k in ("chisq", "p")]),
     )
 
-    def cox_items(key):
+    def cox_values(key):
         out = []
         for a in ("LEV", "LEV5FU"):
-            for k in ("hr", "lcl", "ucl"):
-                out.append((f"{key}.{k}.{a}", g(f"{key}.{k}.{a}"), want[key][k][a], "rel", 2e-5))
+            out += [value(f"{key}.{k}.{a}", want[key][k][a], rel=2e-5) for k in ("hr", "lcl", "ucl")]
             if "p" in want[key]:
-                out.append((f"{key}.p.{a}", g(f"{key}.p.{a}"), want[key]["p"][a], "rel", 1e-3))
+                out.append(value(f"{key}.p.{a}", want[key]["p"][a], rel=1e-3))
         return out
 
     ca = want["dfs_cox_adjusted"]
-    r.check(
-        "adjusted Cox: complete-case N and events",
-        1,
-        compare([("n", g("dfs_cox_adjusted.n"), ca["n"], "exact", 0), ("events", g("dfs_cox_adjusted.events"), ca["events"], "exact", 0)]),
-    )
-    r.check("adjusted stratified Cox (Breslow ties): HR, 95% CI and p for LEV and LEV5FU", 3, compare(cox_items("dfs_cox_adjusted")))
+    r.check("adjusted Cox: complete-case N and events", 1,
+            all_of([value(f"dfs_cox_adjusted.{k}", ca[k]) for k in ("n", "events")]))
+    r.check("adjusted stratified Cox (Breslow ties): HR, 95% CI and p for LEV and LEV5FU", 3,
+            all_of(cox_values("dfs_cox_adjusted")))
 
     ph = want["ph_test"]
-    seen_viol = g("ph_test.violating")
+    seen_viol = get(res, "ph_test.violating", None)
     viol_ok = isinstance(seen_viol, list) and sorted(map(str, seen_viol)) == sorted(ph["violating"])
-    cmp = compare([
-        ("global_p", g("ph_test.global_p"), ph["global_p"], "rel", 1e-3),
-        ("arm_p", g("ph_test.arm_p"), ph["arm_p"], "rel", 1e-3),
-    ])
     r.check(
         "proportional-hazards test (cox.zph): global p, arm p and violating covariates",
         2,
-        Outcome(cmp.passed and viol_ok, f"{cmp.message}; violating list {'matches' if viol_ok else 'differs'}", expected={"violating": ph["violating"], **({} if cmp.passed else {"p": cmp.expected})}, seen={"violating": seen_viol, **({} if cmp.passed else {"p": cmp.seen})}),
+        all_of([value("ph_test.global_p", ph["global_p"], rel=1e-3), value("ph_test.arm_p", ph["arm_p"], rel=1e-3),
+                ("ph_test.violating", Outcome(viol_ok, "matches" if viol_ok else "differs",
+                                              expected=ph["violating"], seen=seen_viol))]),
     )
 
     sens = want["dfs_cox_sensitivity"]
-    seen_strata = g("dfs_cox_sensitivity.strata_added")
+    seen_strata = get(res, "dfs_cox_sensitivity.strata_added", None)
     strata_ok = isinstance(seen_strata, list) and sorted(map(str, seen_strata)) == sorted(sens["strata_added"])
-    cmp = compare(cox_items("dfs_cox_sensitivity"))
     r.check(
         "sensitivity Cox with PH-violating covariates moved into the strata",
         2,
-        Outcome(cmp.passed and strata_ok, f"{cmp.message}; strata_added {'matches' if strata_ok else 'differs'}", expected={"strata_added": sens["strata_added"]}, seen={"strata_added": seen_strata, "misses": cmp.seen}),
+        all_of([*cox_values("dfs_cox_sensitivity"),
+                ("dfs_cox_sensitivity.strata_added", Outcome(strata_ok, "matches" if strata_ok else "differs",
+                                                             expected=sens["strata_added"], seen=seen_strata))]),
     )
 
     rm = want["dfs_rmst_60"]
-    r.check(
-        "restricted mean DFS to 60 months with SE, OBS and LEV5FU",
-        1,
-        compare([(f"{a}.{k}", g(f"dfs_rmst_60.{a}.{k}"), rm[a][k], "abs", 1e-3) for a in ("OBS", "LEV5FU") for k in ("rmst", "se")]),
-    )
-    r.check(
-        "RMST difference LEV5FU - OBS with 95% CI",
-        1,
-        compare([(k, g(f"dfs_rmst_60.{k}"), rm[k], "abs", 2e-3) for k in ("difference", "lcl", "ucl")]),
-    )
+    r.check("restricted mean DFS to 60 months with SE, OBS and LEV5FU", 1, all_of(
+        [value(f"dfs_rmst_60.{a}.{k}", rm[a][k], abs=1e-3) for a in ("OBS", "LEV5FU") for k in ("rmst", "se")]))
+    r.check("RMST difference LEV5FU - OBS with 95% CI", 1, all_of(
+        [value(f"dfs_rmst_60.{k}", rm[k], abs=2e-3) for k in ("difference", "lcl", "ucl")]))
 
     os_ = want["os"]
-    items = [(f"os.events.{a}", g(f"os.events.{a}"), os_["events"][a], "exact", 0) for a in ARMS] + cox_items("os")
-    r.check("overall survival: deaths per arm and stratified HR with CI", 1, compare(items))
+    r.check("overall survival: deaths per arm and stratified HR with CI", 1, all_of(
+        [value(f"os.events.{a}", os_["events"][a]) for a in ARMS] + cox_values("os")))
 
     rows, fok = load_csv(ctx.out("forest.csv"), required_columns=FOREST_COLUMNS)
-    seen_rows = {(row.get("SUBGROUP"), row.get("LEVEL")): row for row in rows or []}
-    expected_keys = [(row["SUBGROUP"], row["LEVEL"]) for row in ref["forest"]]
+    seen_rows = rows_by(rows, ("SUBGROUP", "LEVEL"))
     if not fok:
         for name, w in (("forest table: subgroup rows with N and events", 1), ("forest table: HR and 95% CI per subgroup level", 2), ("forest table: interaction p-values (likelihood-ratio)", 1)):
             r.check(name, w, Outcome(False, fok.message, expected=FOREST_COLUMNS))
         return r
-    keys_ok = sorted(seen_rows) == sorted(expected_keys) and len(rows) == len(expected_keys)
-    items = []
-    for row in ref["forest"]:
-        s = seen_rows.get((row["SUBGROUP"], row["LEVEL"]), {})
-        label = f"{row['SUBGROUP']}/{row['LEVEL']}"
-        items += [(f"{label} N", s.get("N"), int(row["N"]), "exact", 0), (f"{label} EVENTS", s.get("EVENTS"), int(row["EVENTS"]), "exact", 0)]
-    cmp = compare(items)
-    r.check(
-        "forest table: subgroup rows with N and events",
-        1,
-        Outcome(keys_ok and cmp.passed, f"rows {'as specified' if keys_ok else 'differ'}; {cmp.message}", expected=[f"{a}/{b}" for a, b in expected_keys], seen=cmp.seen if keys_ok else [f"{a}/{b}" for a, b in seen_rows]),
-    )
-    items = []
-    for row in ref["forest"]:
-        s = seen_rows.get((row["SUBGROUP"], row["LEVEL"]), {})
-        label = f"{row['SUBGROUP']}/{row['LEVEL']}"
-        items += [(f"{label} {k}", s.get(k), float(row[k]), "rel", 2e-5) for k in ("HR", "LCL", "UCL")]
-    r.check("forest table: HR and 95% CI per subgroup level", 2, compare(items))
-    items = []
-    for row in ref["forest"]:
-        if row["P_INTERACTION"] == "":
-            continue
-        s = seen_rows.get((row["SUBGROUP"], row["LEVEL"]), {})
-        items.append((f"{row['SUBGROUP']}/{row['LEVEL']} P_INTERACTION", s.get("P_INTERACTION"), float(row["P_INTERACTION"]), "rel", 1e-3))
-    r.check("forest table: interaction p-values (likelihood-ratio)", 1, compare(items))
+
+    def forest(row: dict, column: str, **tolerance) -> tuple[str, Outcome]:
+        label = f"{row['SUBGROUP']}/{row['LEVEL']} {column}"
+        seen = seen_rows.get((row["SUBGROUP"], row["LEVEL"]), {}).get(column)
+        return label, near(seen, float(row[column]), **tolerance)
+
+    r.check("forest table: subgroup rows with N and events", 1, all_of(
+        [("rows", seen_rows.coverage((row["SUBGROUP"], row["LEVEL"]) for row in ref["forest"]))]
+        + [forest(row, k) for row in ref["forest"] for k in ("N", "EVENTS")]))
+    r.check("forest table: HR and 95% CI per subgroup level", 2, all_of(
+        [forest(row, k, rel=2e-5) for row in ref["forest"] for k in ("HR", "LCL", "UCL")]))
+    r.check("forest table: interaction p-values (likelihood-ratio)", 1, all_of(
+        [forest(row, "P_INTERACTION", rel=1e-3) for row in ref["forest"] if row["P_INTERACTION"] != ""]))
     return r

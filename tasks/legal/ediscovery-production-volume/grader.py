@@ -10,7 +10,6 @@ since renderers differ in line breaks and ligatures), never for a layout.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import re
@@ -18,7 +17,17 @@ import subprocess
 import unicodedata
 from pathlib import Path
 
-from lastexam.grading import GradeContext, Outcome, Rubric, read_text
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    all_of,
+    load_csv,
+    match_rows,
+    no_problems,
+    read_text,
+    rows_by,
+)
 
 VOL = "PROD002"
 FIELDS = ["BEGBATES", "ENDBATES", "BEGATTACH", "ENDATTACH", "PAGECOUNT", "CUSTODIAN", "ALLCUSTODIANS", "DOCTYPE",
@@ -128,11 +137,6 @@ def pdf_page_text(path: Path) -> tuple[int | None, str]:
         return None, ""
 
 
-def outcome(problems: list, ok_msg: str, expected=None) -> Outcome:
-    return Outcome(not problems, f"{len(problems)} problem(s)" if problems else ok_msg,
-                   expected=expected, seen=problems[:6] or None)
-
-
 def grade(ctx: GradeContext) -> Rubric:
     r = Rubric()
     ref = ctx.reference_json("expected.json")
@@ -166,13 +170,13 @@ def grade(ctx: GradeContext) -> Rubric:
         problems += [f"{tag}: missing" for k in family_present(tag) if k not in by_key]
     for tag in ("edge-out-newyear", "edge-out-june", "loose-out-of-range"):
         problems += [f"{tag}: produced" for k in family_present(tag) if k in by_key]
-    r.check("date range applied to the family date in UTC", 2, outcome(problems, "edges right"))
+    r.check("date range applied to the family date in UTC", 2, no_problems(problems, "edges right"))
 
     problems = [f"{k} appears {keys.count(k)} times" for k in sorted(set(keys)) if keys.count(k) > 1]
     for tag in ("bcc-pair", "resend-v1", "resend-v2", "loose-copy-of-priv-att", "dup-format", "loose-dup"):
         problems += [f"{tag}: {k} missing" for k in family_present(tag) if k not in by_key]
     r.check("deduplication: one copy per duplicate, BCC copy and re-send kept", 2,
-            outcome(problems, "no duplicates; distinct versions kept"))
+            no_problems(problems, "no duplicates; distinct versions kept"))
 
     problems = []
     for tag in ("qp-hit", "b64-hit", "attachment-only-hit", "nested", "counsel-mentioned"):
@@ -181,14 +185,14 @@ def grade(ctx: GradeContext) -> Rubric:
     nonresp = [t["key"] for ts in tags.values() for t in ts if t["in_range"] and not t["responsive"]]
     problems += [f"non-responsive {k} produced" for k in nonresp if k in by_key]
     r.check("responsiveness per family, after decoding, including attachment-only hits", 2,
-            outcome(problems, "planted hits produced, non-responsive families excluded"))
+            no_problems(problems, "planted hits produced, non-responsive families excluded"))
 
     logged_keys = {d["key"] for d in ref["privilege_log"] if d["slip"] is None}
     problems = [f"withheld {k} produced" for k in sorted(logged_keys) if k in by_key]
     for tag in ("waived-third-party", "waived-personal", "counsel-mentioned", "wp-attachment"):
         problems += [f"{tag}: {k} missing" for k in family_present(tag) if k not in by_key]
     r.check("privileged families withheld, waived and non-privileged ones produced", 3,
-            outcome(problems, "privilege screen right"))
+            no_problems(problems, "privilege screen right"))
 
     common = [k for k in keys if k in exp]
     exp_common = [k for k in exp_order if k in set(common)]
@@ -221,7 +225,7 @@ def grade(ctx: GradeContext) -> Rubric:
     if not rows:
         problems.append("no documents")
     r.check("Bates numbers: BRL prefix, 7 digits, start BRL0004201, contiguous, one per page", 2,
-            outcome(problems, "contiguous from BRL0004201"))
+            no_problems(problems, "contiguous from BRL0004201"))
 
     problems = []
     families: dict[str, list[str]] = {}
@@ -240,7 +244,7 @@ def grade(ctx: GradeContext) -> Rubric:
                                 f"{first.get('BEGBATES')}-{last.get('ENDBATES')}")
     if checked < 0.8 * len(families):
         problems.append(f"only {checked} of {len(families)} families complete")
-    r.check("family ranges BEGATTACH/ENDATTACH", 2, outcome(problems, f"{checked} families right"))
+    r.check("family ranges BEGATTACH/ENDATTACH", 2, no_problems(problems, f"{checked} families right"))
 
     # --- metadata ---------------------------------------------------------------------------
     present = [k for k in exp_order if k in by_key]
@@ -252,7 +256,7 @@ def grade(ctx: GradeContext) -> Rubric:
         if [x.strip() for x in row.get("ALLCUSTODIANS", "").split(";") if x.strip()] != d["allcustodians"]:
             problems.append(f"{k}: ALLCUSTODIANS {row.get('ALLCUSTODIANS')!r} != {'; '.join(d['allcustodians'])!r}")
     r.check("CUSTODIAN and ALLCUSTODIANS after global deduplication", 2,
-            outcome(problems if present else ["no documents"], f"{len(present)} documents right"))
+            no_problems(problems if present else ["no documents"], f"{len(present)} documents right"))
 
     problems = []
     for k in present:
@@ -269,12 +273,12 @@ def grade(ctx: GradeContext) -> Rubric:
         if bad:
             problems.append({k: bad})
     r.check("metadata: DOCTYPE, addresses, decoded subject and file name, UTC date and time", 2,
-            outcome(problems if present else ["no documents"], f"{len(present)} documents right"))
+            no_problems(problems if present else ["no documents"], f"{len(present)} documents right"))
 
     problems = [f"{k}: {by_key[k].get('MD5HASH')!r} != {exp[k]['md5']}" for k in present
                 if by_key[k].get("MD5HASH", "").strip().lower() != exp[k]["md5"]]
     r.check("MD5HASH per the protocol (email hash, file MD5)", 2,
-            outcome(problems if present else ["no documents"], f"{len(present)} hashes right"))
+            no_problems(problems if present else ["no documents"], f"{len(present)} hashes right"))
 
     # --- OPT and images ---------------------------------------------------------------------
     problems = []
@@ -296,7 +300,7 @@ def grade(ctx: GradeContext) -> Rubric:
         if key not in breaks and count:
             problems.append(f"{key}: page count on a non-first page")
     r.check("OPT: one line per page, breaks and page counts match the DAT", 2,
-            outcome(problems if opt else ["no OPT lines"], f"{len(opt)} pages"))
+            no_problems(problems if opt else ["no OPT lines"], f"{len(opt)} pages"))
 
     page_text: dict[str, str] = {}
     problems = []
@@ -313,7 +317,7 @@ def grade(ctx: GradeContext) -> Rubric:
             elif name not in text.replace(" ", ""):
                 problems.append(f"{name}.pdf: Bates number not on the page")
     r.check("images: a single-page PDF per Bates number, endorsed with it", 3,
-            outcome(problems if page_text else ["no images"], f"{len(page_text)} pages endorsed"))
+            no_problems(problems if page_text else ["no images"], f"{len(page_text)} pages endorsed"))
 
     def doc_image_text(row: dict) -> str:
         beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
@@ -339,7 +343,7 @@ def grade(ctx: GradeContext) -> Rubric:
             if d["ext"] == "pdf" and row.get("PAGECOUNT") != str(d["pdf_pages"]):
                 problems.append(f"{k}: PDF imaged as {row.get('PAGECOUNT')} pages, original has {d['pdf_pages']}")
     r.check("images render each whole document; slip sheets for natives and privilege", 2,
-            outcome(problems if present else ["no documents"], f"{len(present)} documents rendered"))
+            no_problems(problems if present else ["no documents"], f"{len(present)} documents rendered"))
 
     # --- natives and text ---------------------------------------------------------------------
     problems = []
@@ -356,7 +360,7 @@ def grade(ctx: GradeContext) -> Rubric:
         elif link:
             problems.append(f"{k}: NATIVELINK {link!r} for a document that must not be native")
     r.check("natives: spreadsheets produced natively, byte-identical, NATIVELINK right", 2,
-            outcome(problems if present else ["no documents"], "natives right"))
+            no_problems(problems if present else ["no documents"], "natives right"))
 
     texts: dict[str, str] = {}
     problems = []
@@ -379,7 +383,7 @@ def grade(ctx: GradeContext) -> Rubric:
         if lost:
             problems.append(f"{k}: text lacks {lost}")
     r.check("extracted text: one UTF-8 file per document, TEXTLINK right, complete", 2,
-            outcome(problems if present else ["no documents"], f"{len(texts)} text files"))
+            no_problems(problems if present else ["no documents"], f"{len(texts)} text files"))
 
     # --- redaction and leaks ------------------------------------------------------------------
     problems = []
@@ -401,7 +405,7 @@ def grade(ctx: GradeContext) -> Rubric:
         if d["redacted"] and ("[redacted]" not in texts.get(k, "") or "[redacted]" not in doc_image_text(row)):
             problems.append(f"{k}: [REDACTED] marker missing from text or image")
     r.check("SSNs redacted in images, text and natives; REDACTED flag right", 3,
-            outcome(problems if present else ["no documents"], "no SSN in the production"))
+            no_problems(problems if present else ["no documents"], "no SSN in the production"))
 
     problems = []
     for phrase in ref["withheld_phrases"]:
@@ -410,18 +414,14 @@ def grade(ctx: GradeContext) -> Rubric:
         if where:
             problems.append(f"{phrase[:50]!r} in {where[:3]}")
     r.check("no withheld privileged content in the production", 2,
-            outcome(problems if rows else ["no production"], "nothing leaked"))
+            no_problems(problems if rows else ["no production"], "nothing leaked"))
 
     # --- privilege log ------------------------------------------------------------------------
-    log_rows, log_ok = load_table(ctx.out("privilege_log.csv"), LOG_FIELDS)
+    log_rows, log_ok = load_csv(ctx.out("privilege_log.csv"), required_columns=LOG_FIELDS)
     exp_log = {d["key"]: d for d in ref["privilege_log"]}
-    got_log = {log_key(x): x for x in log_rows or []}
-    problems = [] if log_rows is not None else [log_ok.message]
+    got_log = rows_by(log_rows, log_key)
+    problems = []
     if log_rows is not None:
-        problems += [f"missing {k}" for k in exp_log if k not in got_log]
-        problems += [f"unexpected {k}" for k in got_log if k not in exp_log]
-        if len(log_rows) != len(got_log):
-            problems.append("duplicate log entries")
         for k, d in exp_log.items():
             x = got_log.get(k)
             if x is None:
@@ -433,8 +433,9 @@ def grade(ctx: GradeContext) -> Rubric:
                 want_bates = "<its Bates number>"
             if (x.get("BEGBATES") or "").strip() != want_bates:
                 problems.append(f"{k}: BEGBATES {x.get('BEGBATES')!r} != {want_bates!r}")
-    r.check("privilege log: every withheld or slip-sheeted document, basis and Bates", 3,
-            outcome(problems, f"{len(exp_log)} entries right"))
+    r.check("privilege log: every withheld or slip-sheeted document, basis and Bates", 3, all_of([
+        ("entries", got_log.coverage(exp_log) if log_rows is not None else log_ok),
+        ("basis and Bates", no_problems(problems, f"{len(exp_log)} entries right"))]))
 
     problems = [] if log_rows is not None else [log_ok.message]
     for k, d in exp_log.items():
@@ -453,25 +454,14 @@ def grade(ctx: GradeContext) -> Rubric:
         if bad:
             problems.append({k: bad})
     r.check("privilege log metadata: custodians, date, parties, subject, hash", 1,
-            outcome(problems, "metadata right"))
+            no_problems(problems, "metadata right"))
 
     # --- search term report ---------------------------------------------------------------------
-    rep, rep_ok = load_table(ctx.out("search_term_report.csv"), ["term_id", "documents", "families", "unique_documents"])
-    problems = [] if rep is not None else [rep_ok.message]
-    got_rep = {(x.get("term_id") or "").strip(): x for x in rep or []}
-    for t in ref["search_report"]:
-        x = got_rep.get(t["term_id"])
-        if x is None:
-            if rep is not None:
-                problems.append(f"{t['term_id']} missing")
-            continue
-        for f in ("documents", "families", "unique_documents"):
-            if (x.get(f) or "").strip() != str(t[f]):
-                problems.append(f"{t['term_id']}.{f}: {x.get(f)!r} != {t[f]}")
+    rep, rep_ok = load_csv(ctx.out("search_term_report.csv"),
+                           required_columns=["term_id", "documents", "families", "unique_documents"])
     r.check("search term report: document, family and unique hit counts", 2,
-            outcome(problems, "all counts exact", expected={t["term_id"]: [t["documents"], t["families"],
-                                                                          t["unique_documents"]]
-                                                             for t in ref["search_report"]}))
+            match_rows(rows_by(rep, "term_id"), {t["term_id"]: t for t in ref["search_report"]},
+                       ["documents", "families", "unique_documents"], exact=True) if rep is not None else rep_ok)
 
     problems = []
     if dat_info["header"] != FIELDS:
@@ -481,7 +471,7 @@ def grade(ctx: GradeContext) -> Rubric:
     if not dat_info["crlf"]:
         problems.append("lines do not end with CRLF")
     r.check("DAT format: field order, þ qualifiers, DC4 delimiters, CRLF", 1,
-            outcome(problems if rows else ["no DAT"], "Concordance format"))
+            no_problems(problems if rows else ["no DAT"], "Concordance format"))
     return r
 
 
@@ -498,19 +488,3 @@ def zip_or_text(p: Path) -> str:
         except (zipfile.BadZipFile, OSError, ValueError):
             pass
     return fold(data.decode("utf-8", "replace"))
-
-
-def load_table(path: Path, required: list[str]) -> tuple[list[dict] | None, Outcome]:
-    text, ok = read_text(path)
-    if text is None:
-        return None, ok
-    try:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        header = [h.strip() for h in reader.fieldnames or []]
-        rows = [{(k or "").strip(): v for k, v in row.items()} for row in reader]
-    except csv.Error as e:
-        return None, Outcome(False, f"{path.name} is not valid CSV: {e}")
-    lacking = [c for c in required if c not in header]
-    if lacking:
-        return None, Outcome(False, f"{path.name} lacks columns {lacking}")
-    return rows, Outcome(True, f"{len(rows)} rows")

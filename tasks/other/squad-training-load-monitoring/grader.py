@@ -17,46 +17,18 @@ from lastexam.grading import (
     GradeContext,
     Outcome,
     Rubric,
-    as_number,
     get,
     load_csv,
     load_json,
+    match_rows,
     near,
+    rows_by,
 )
 
 SESSION_COLUMNS = ["player_id", "session_id", "date", "duration_min", "total_distance_m", "hsr_m",
                    "sprint_m", "sprint_efforts", "hr_valid_min", "trimp_banister", "trimp_edwards"]
 WEEKLY_COLUMNS = ["player_id", "weekly_load", "monotony", "strain", "acute_ewma", "chronic_ewma",
                   "acwr", "acwr_flag", "load_change_pct"]
-EMPTY = {"", "nan", "none", "na", "null"}
-
-
-def _is_empty(value) -> bool:
-    return value is None or str(value).strip().lower() in EMPTY
-
-
-def _compare(seen_rows: dict, ref_rows: dict, fields, *, rel=0.0, abs_tol=0.0, exact=False) -> Outcome:
-    """Each reference row's fields against the deliverable's row with the same key."""
-    misses, n = [], 0
-    for key in sorted(ref_rows):
-        row = seen_rows.get(key)
-        for f in fields:
-            n += 1
-            want = ref_rows[key][f]
-            got = None if row is None else row.get(f)
-            if want is None:
-                ok = row is not None and _is_empty(got)
-            elif exact:
-                ok = got is not None and (
-                    str(got).strip() == str(want) if isinstance(want, str) else as_number(got) == want
-                )
-            else:
-                ok = near(got, want, rel=rel, abs=abs_tol).passed
-            if not ok:
-                misses.append({"row": key, "field": f, "expected": want, "seen": got})
-    if misses:
-        return Outcome(False, f"{len(misses)} of {n} values differ", "reference values", misses[:5])
-    return Outcome(True, f"all {n} values match")
 
 
 def grade(ctx: GradeContext) -> Rubric:
@@ -66,54 +38,40 @@ def grade(ctx: GradeContext) -> Rubric:
 
     rows, ok = load_csv(ctx.out("session_metrics.csv"), required_columns=SESSION_COLUMNS)
     r.gate("session_metrics.csv has the required columns", ok)
-    sessions = {}
-    duplicates = 0
-    for row in rows or []:
-        key = f"{row.get('player_id', '').strip()}|{row.get('session_id', '').strip()}"
-        duplicates += key in sessions
-        sessions[key] = row
-    r.check(
-        "one row per player and session with data (absent players have none)",
-        1,
-        Outcome(
-            sorted(sessions) == sorted(ref_sessions) and duplicates == 0,
-            f"{len(rows or [])} rows, {duplicates} duplicates",
-            expected=len(ref_sessions),
-            seen={"missing": sorted(set(ref_sessions) - set(sessions))[:8],
-                  "unexpected": sorted(set(sessions) - set(ref_sessions))[:8]},
-        ),
-    )
-    r.check("session duration", 1, _compare(sessions, ref_sessions, ["duration_min"], abs_tol=0.01))
+    sessions = rows_by(rows, lambda row: f"{row['player_id']}|{row['session_id']}")
+    r.check("one row per player and session with data (absent players have none)", 1,
+            sessions.coverage(ref_sessions))
+    r.check("session duration", 1, match_rows(sessions, ref_sessions, ["duration_min"], abs=0.01))
     r.check("total distance from the cleaned GPS speed", 2,
-            _compare(sessions, ref_sessions, ["total_distance_m"], rel=5e-3, abs_tol=0.5))
+            match_rows(sessions, ref_sessions, ["total_distance_m"], rel=5e-3, abs=0.5))
     r.check("high-speed (>= 5.5 m/s) and sprint (>= 7.0 m/s) distance", 2,
-            _compare(sessions, ref_sessions, ["hsr_m", "sprint_m"], rel=5e-3, abs_tol=0.5))
+            match_rows(sessions, ref_sessions, ["hsr_m", "sprint_m"], rel=5e-3, abs=0.5))
     r.check("sprint efforts (2 s minimum, single-sample dips bridged)", 2,
-            _compare(sessions, ref_sessions, ["sprint_efforts"], exact=True))
+            match_rows(sessions, ref_sessions, ["sprint_efforts"], exact=True))
     r.check("heart-rate time kept after the 10 s interpolation rule", 1,
-            _compare(sessions, ref_sessions, ["hr_valid_min"], abs_tol=0.01))
+            match_rows(sessions, ref_sessions, ["hr_valid_min"], abs=0.01))
     r.check("Banister TRIMP per session", 2,
-            _compare(sessions, ref_sessions, ["trimp_banister"], rel=5e-3, abs_tol=0.05))
+            match_rows(sessions, ref_sessions, ["trimp_banister"], rel=5e-3, abs=0.05))
     r.check("Edwards TRIMP per session", 1,
-            _compare(sessions, ref_sessions, ["trimp_edwards"], rel=5e-3, abs_tol=0.05))
+            match_rows(sessions, ref_sessions, ["trimp_edwards"], rel=5e-3, abs=0.05))
 
     wrows, wok = load_csv(ctx.out("weekly_report.csv"), required_columns=WEEKLY_COLUMNS)
-    weekly = {row.get("player_id", "").strip(): row for row in wrows or []}
+    weekly = rows_by(wrows, "player_id")
     r.check(
         "weekly_report.csv has the columns and all 20 players",
         1,
         Outcome(bool(wok) and sorted(weekly) == sorted(ref_weekly), wok.message,
                 expected=sorted(ref_weekly), seen=sorted(weekly)[:25]),
     )
-    r.check("weekly load (rest days as zero)", 1, _compare(weekly, ref_weekly, ["weekly_load"], rel=5e-3, abs_tol=0.05))
+    r.check("weekly load (rest days as zero)", 1, match_rows(weekly, ref_weekly, ["weekly_load"], rel=5e-3, abs=0.05))
     r.check("acute and chronic EWMA on 2024-03-17", 2,
-            _compare(weekly, ref_weekly, ["acute_ewma", "chronic_ewma"], rel=5e-3, abs_tol=0.01))
-    r.check("acute:chronic workload ratio", 1, _compare(weekly, ref_weekly, ["acwr"], abs_tol=5e-3))
-    r.check("ACWR flags (> 1.5 high, < 0.8 low)", 2, _compare(weekly, ref_weekly, ["acwr_flag"], exact=True))
+            match_rows(weekly, ref_weekly, ["acute_ewma", "chronic_ewma"], rel=5e-3, abs=0.01))
+    r.check("acute:chronic workload ratio", 1, match_rows(weekly, ref_weekly, ["acwr"], abs=5e-3))
+    r.check("ACWR flags (> 1.5 high, < 0.8 low)", 2, match_rows(weekly, ref_weekly, ["acwr_flag"], exact=True))
     r.check("Foster monotony and strain (empty when the SD is 0)", 2,
-            _compare(weekly, ref_weekly, ["monotony", "strain"], rel=1e-2))
+            match_rows(weekly, ref_weekly, ["monotony", "strain"], rel=1e-2))
     r.check("week-on-week load change (empty when last week was 0)", 1,
-            _compare(weekly, ref_weekly, ["load_change_pct"], abs_tol=0.5))
+            match_rows(weekly, ref_weekly, ["load_change_pct"], abs=0.5))
 
     summary, sok = load_json(ctx.out("summary.json"))
     ref_sum = ref["summary"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from lastexam.grading import GradeContext, Outcome, Rubric, as_number, load_csv, near
+from lastexam.grading import GradeContext, Outcome, Rubric, as_number, load_csv, near, rows_by
 
 KM_PER_DEG = 111.195
 
@@ -92,10 +92,7 @@ def grade(ctx: GradeContext) -> Rubric:
             r.check(name, w, Outcome(False, "no origin"))
 
     # Picks.
-    table = {}
-    for row in picks or []:
-        key = (str(row.get("station", "")).upper(), str(row.get("phase", "")).upper())
-        table.setdefault(key, row)
+    table = rows_by(picks, lambda row: (row["station"].upper(), row["phase"].upper()))
     errs = {"P": {}, "S": {}}
     for sta in sorted(stations):
         for ph in ("P", "S"):
@@ -122,7 +119,7 @@ def grade(ctx: GradeContext) -> Rubric:
             Outcome(not wrong, f"wrong at {wrong}" if wrong else "all correct", expected=pol_true, seen=pol_seen))
 
     # Amplitudes and magnitudes.
-    mrow = {str(m.get("station", "")).upper(): m for m in mags or []}
+    mrow = rows_by(mags, lambda row: row["station"].upper())
     bad_amp, shown = [], {}
     for sta, s in sorted(stations.items()):
         if s["clipped"]:

@@ -7,7 +7,19 @@ up to 0.0005), and the smallest chemically meaningful difference (a hydrogen, 1.
 tautomer or protonation change in cLogP or TPSA) is far larger.
 """
 
-from lastexam.grading import GradeContext, Outcome, Rubric, as_number, get, load_csv, load_json
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    all_of,
+    as_number,
+    get,
+    load_csv,
+    load_json,
+    match_rows,
+    near,
+    rows_by,
+)
 
 LIBRARY_COLUMNS = [
     "compound_id", "supplier", "inchikey", "smiles", "mw", "clogp", "tpsa", "hbd", "hba", "rotb",
@@ -25,41 +37,6 @@ MIN_SHARED = 0.9
 def _int(value):
     n = as_number(value)
     return int(n) if n is not None and n == int(n) else None
-
-
-def _mismatches(expected: dict, seen: dict, what: str) -> Outcome:
-    """Exact comparison of two key -> value maps; evidence lists the first differences."""
-    missing = sorted(set(expected) - set(seen))
-    extra = sorted(set(seen) - set(expected))
-    wrong = sorted(k for k in set(expected) & set(seen) if expected[k] != seen[k])
-    if not (missing or extra or wrong):
-        return Outcome(True, f"all {len(expected)} {what} match")
-    shown = [{"key": k, "expected": expected[k], "seen": seen[k]} for k in wrong[:4]]
-    msg = f"{len(wrong)} wrong, {len(missing)} missing, {len(extra)} unexpected {what}"
-    return Outcome(False, msg, expected=f"{len(expected)} {what}",
-                   seen={"wrong": shown, "missing": missing[:4], "unexpected": extra[:4]})
-
-
-def _descriptor_check(ref_rows: dict, rows: dict, fields: list[str], tol: float | None) -> Outcome:
-    shared = sorted(set(ref_rows) & set(rows))
-    if len(shared) < MIN_SHARED * len(ref_rows):
-        return Outcome(False, f"only {len(shared)} of {len(ref_rows)} reference parents present",
-                       expected=len(ref_rows), seen=len(shared))
-    bad = []
-    for key in shared:
-        for f in fields:
-            exp, got = ref_rows[key][f], rows[key].get(f)
-            if tol is None:
-                ok = _int(got) == exp
-            else:
-                n = as_number(got)
-                ok = n is not None and abs(n - exp) <= tol
-            if not ok:
-                bad.append({"inchikey": key, "field": f, "expected": exp, "seen": got})
-    if bad:
-        return Outcome(False, f"{len(bad)} values differ over {len(shared)} shared parents",
-                       expected="reference values", seen=bad[:4])
-    return Outcome(True, f"{len(fields)} fields agree on {len(shared)} shared parents")
 
 
 def _read_picks(path):
@@ -93,8 +70,8 @@ def grade(ctx: GradeContext) -> Rubric:
                                      required_columns=["supplier", "catalog_id", "outcome", "inchikey"])
     summary, summary_ok = load_json(ctx.out("summary.json"))
 
-    lib = {row["inchikey"]: row for row in lib_rows or []}
-    offers = {(o["supplier"], o["catalog_id"]): o for o in offer_rows or []}
+    lib = rows_by(lib_rows, "inchikey")
+    offers = rows_by(offer_rows, ("supplier", "catalog_id"))
 
     def outcome_set(rows: dict, outcome: str) -> set:
         return {k for k, o in rows.items() if o.get("outcome") == outcome}
@@ -110,34 +87,30 @@ def grade(ctx: GradeContext) -> Rubric:
                         seen={"missing": sorted(map(list, exp - got))[:4],
                               "unexpected": sorted(map(list, got - exp))[:4]}))
     r.check("offers.csv: kept/duplicate decision for every offer (purity, price per mg, ties)", 3,
-            _mismatches({k: o["outcome"] for k, o in ref_offers.items()},
-                        {k: o.get("outcome") for k, o in offers.items()}, "offer outcomes")
-            if offers_ok else offers_ok)
+            match_rows(offers, ref_offers, "outcome", exact=True, only=True) if offers_ok else offers_ok)
     r.check("offers.csv: parent InChIKey of every readable offer", 2,
-            _mismatches({k: o["inchikey"] for k, o in ref_offers.items()},
-                        {k: o.get("inchikey") for k, o in offers.items()}, "offer InChIKeys")
-            if offers_ok else offers_ok)
+            match_rows(offers, ref_offers, "inchikey", exact=True, only=True) if offers_ok else offers_ok)
 
     r.check("library.csv: one row per unique parent, with the kept offer as compound_id", 3,
-            _mismatches({k: (v["compound_id"], v["supplier"]) for k, v in ref_lib.items()},
-                        {k: (v.get("compound_id"), v.get("supplier")) for k, v in lib.items()},
-                        "parents"))
+            match_rows(lib, ref_lib, ["compound_id", "supplier"], exact=True, only=True))
     r.check("library.csv: canonical SMILES of the standardised parent (canonical tautomer)", 2,
-            _mismatches({k: v["smiles"] for k, v in ref_lib.items()},
-                        {k: v.get("smiles") for k, v in lib.items()}, "SMILES"))
+            match_rows(lib, ref_lib, "smiles", exact=True, only=True))
+    shared = {k: v for k, v in ref_lib.items() if k in lib}
+    enough = Outcome(len(shared) >= MIN_SHARED * len(ref_lib),
+                     f"{len(shared)} of {len(ref_lib)} reference parents present",
+                     expected=f">= {MIN_SHARED:.0%} of {len(ref_lib)}", seen=len(shared))
     r.check("library.csv: mw, clogp, tpsa within 0.001", 3,
-            _descriptor_check(ref_lib, lib, ["mw", "clogp", "tpsa"], 1e-3))
+            all_of([("parents", enough), ("values", match_rows(lib, shared, ["mw", "clogp", "tpsa"], abs=1e-3))]))
     r.check("library.csv: hbd, hba, rotb exact", 2,
-            _descriptor_check(ref_lib, lib, ["hbd", "hba", "rotb"], None))
+            all_of([("parents", enough), ("values", match_rows(lib, shared, ["hbd", "hba", "rotb"], exact=True))]))
     r.check("library.csv: Lipinski violation counts and Veber flags", 2,
-            _descriptor_check(ref_lib, lib, ["lipinski_violations", "veber_pass"], None))
+            all_of([("parents", enough),
+                    ("values", match_rows(lib, shared, ["lipinski_violations", "veber_pass"], exact=True))]))
     r.check("library.csv: PAINS-flagged parents", 2,
-            _mismatches({k: v["pains"] for k, v in ref_lib.items() if v["pains"]},
-                        {k: _int(v.get("pains")) for k, v in lib.items() if _int(v.get("pains"))},
-                        "PAINS flags"))
+            match_rows({k: v for k, v in lib.items() if _int(v.get("pains"))},
+                       {k: v for k, v in ref_lib.items() if v["pains"]}, "pains", exact=True, only=True))
     r.check("library.csv: status of every parent (element, lipinski, veber, pains, pass)", 3,
-            _mismatches({k: v["status"] for k, v in ref_lib.items()},
-                        {k: v.get("status") for k, v in lib.items()}, "statuses"))
+            match_rows(lib, ref_lib, "status", exact=True, only=True))
 
     def partition(rows: dict) -> set:
         groups: dict = {}
@@ -153,10 +126,9 @@ def grade(ctx: GradeContext) -> Rubric:
                     f"{len(exp_part & got_part)} of {len(exp_part)} clusters identical; {len(got_part)} clusters seen",
                     expected=len(exp_part), seen=len(got_part)))
     r.check("library.csv: cluster numbering and centroids", 2,
-            _mismatches({k: (v["cluster"], v["centroid"]) for k, v in ref_lib.items() if v["cluster"] != ""},
-                        {k: (_int(v.get("cluster")), _int(v.get("centroid"))) for k, v in lib.items()
-                         if _int(v.get("cluster")) is not None},
-                        "cluster assignments"))
+            match_rows({k: v for k, v in lib.items() if _int(v.get("cluster")) is not None},
+                       {k: v for k, v in ref_lib.items() if v["cluster"] != ""}, ["cluster", "centroid"],
+                       exact=True, only=True))
 
     records, err = _read_picks(ctx.out("picks.sdf"))
     exp_picks = [(p["inchikey"], p["compound_id"], p["cluster"], p["cluster_size"]) for p in ref["picks"]]
@@ -176,8 +148,7 @@ def grade(ctx: GradeContext) -> Rubric:
     r.check("picks.sdf: centroid structures, IDs, cluster numbers and sizes in cluster order", 3, picks_outcome)
 
     r.check("summary.json: every count matches the reference", 2,
-            _mismatches(ref["summary"], {k: get(summary, k) for k in SUMMARY_KEYS if summary_ok}, "counts")
-            if summary_ok else summary_ok)
+            all_of([(k, near(get(summary, k), ref["summary"][k])) for k in SUMMARY_KEYS]) if summary_ok else summary_ok)
 
     # The deliverables must tell one story: counts in summary.json agree with the agent's own tables.
     own = {}
@@ -189,5 +160,5 @@ def grade(ctx: GradeContext) -> Rubric:
     own["passed"] = sum(v.get("status") == "pass" for v in lib.values())
     own["clusters"] = len(got_part)
     r.check("summary.json agrees with the agent's own offers.csv and library.csv", 1,
-            _mismatches(own, {k: get(summary, k) for k in own}, "counts") if summary_ok else summary_ok)
+            all_of([(k, near(get(summary, k), v)) for k, v in own.items()]) if summary_ok else summary_ok)
     return r

@@ -21,11 +21,13 @@ from lastexam.grading import (
     GradeContext,
     Outcome,
     Rubric,
+    all_of,
     equal,
     get,
     load_csv,
     load_json,
     near,
+    rows_by,
     same_set,
 )
 
@@ -40,18 +42,6 @@ WINDOWS = {  # (component, channel): peak window (s), polarity, mean window (s)
     ("P3", "Pz"): ((0.25, 0.50), "max", (0.30, 0.45)),
     ("N1", "Oz"): ((0.12, 0.22), "min", (0.14, 0.20)),
 }
-
-
-def _all_of(outcomes: list[tuple[str, Outcome]]) -> Outcome:
-    failed = [(name, o) for name, o in outcomes if not o.passed]
-    if not failed:
-        return Outcome(True, f"all {len(outcomes)} values within tolerance")
-    return Outcome(
-        False,
-        f"{len(failed)} of {len(outcomes)} out of tolerance",
-        expected={name: o.expected for name, o in failed[:4]},
-        seen={name: o.seen for name, o in failed[:4]},
-    )
 
 
 def _read_evokeds(path):
@@ -81,18 +71,18 @@ def grade(ctx: GradeContext) -> Rubric:
     r.gate("erp_measures.csv parses with the required columns", rows_ok)
     summary, summary_ok = load_json(ctx.out("summary.json"))
     r.gate("summary.json parses as a JSON object", summary_ok)
-    seen = {(x["condition"], x["component"], x["channel"]): x for x in rows or []}
+    seen = rows_by(rows, ("condition", "component", "channel"))
 
     r.check("bad channels found by the MAD rule", 2, same_set(get(summary, "bad_channels"), rs["bad_channels"]))
-    r.check("trials found and behavioural exclusions (misses, false alarms)", 2, _all_of([
+    r.check("trials found and behavioural exclusions (misses, false alarms)", 2, all_of([
         (f"{k}.{c}", equal(get(summary, f"{k}.{c}"), rs[k][c]))
         for k in ("trials_found", "excluded_behaviour") for c in ("standard", "target")
     ]))
-    r.check("hit rate and mean reaction time from display-corrected onsets", 2, _all_of([
+    r.check("hit rate and mean reaction time from display-corrected onsets", 2, all_of([
         ("hit_rate", near(get(summary, "hit_rate"), rs["hit_rate"], abs=1e-3)),
         ("mean_rt_ms", near(get(summary, "mean_rt_ms"), rs["mean_rt_ms"], abs=0.5)),
     ]))
-    r.check("epochs rejected for artifacts and epochs retained per condition", 2, _all_of([
+    r.check("epochs rejected for artifacts and epochs retained per condition", 2, all_of([
         (f"{k}.{c}", equal(get(summary, f"{k}.{c}"), rs[k][c]))
         for k in ("rejected_artifact", "epochs_retained") for c in ("standard", "target")
     ]))
@@ -107,15 +97,15 @@ def grade(ctx: GradeContext) -> Rubric:
         return out
 
     peak = ["peak_latency_ms", "peak_amplitude_uv"]
-    r.check("target P3 peak latency and amplitude at Pz", 3, _all_of(measure("target", "P3", "Pz", peak)))
+    r.check("target P3 peak latency and amplitude at Pz", 3, all_of(measure("target", "P3", "Pz", peak)))
     r.check("difference-wave P3 at Pz (peak and mean amplitude)", 3,
-            _all_of(measure("difference", "P3", "Pz", [*peak, "mean_amplitude_uv"])))
-    r.check("P3 mean amplitudes at Fz, Cz, Pz for standard and target (topography)", 2, _all_of(
+            all_of(measure("difference", "P3", "Pz", [*peak, "mean_amplitude_uv"])))
+    r.check("P3 mean amplitudes at Fz, Cz, Pz for standard and target (topography)", 2, all_of(
         [o for ch in ("Fz", "Cz", "Pz") for cond in ("standard", "target")
          for o in measure(cond, "P3", ch, ["mean_amplitude_uv"])]))
-    r.check("N1 at Oz: peak latency, peak and mean amplitude, all three waveforms", 2, _all_of(
+    r.check("N1 at Oz: peak latency, peak and mean amplitude, all three waveforms", 2, all_of(
         [o for cond in CONDITIONS for o in measure(cond, "N1", "Oz", [*peak, "mean_amplitude_uv"])]))
-    r.check("every one of the 12 measures rows present and within tolerance", 1, _all_of(
+    r.check("every one of the 12 measures rows present and within tolerance", 1, all_of(
         [o for (cond, comp, ch) in ref_rows for o in measure(cond, comp, ch, [*peak, "mean_amplitude_uv"])]))
 
     evokeds, err = _read_evokeds(ctx.out("evokeds-ave.fif"))
@@ -134,7 +124,7 @@ def grade(ctx: GradeContext) -> Rubric:
             ok = ok and set(ref_ev[cond]["channels"]) <= set(names)
             structure.append((cond, Outcome(ok, "", expected=[len(ref_ev[cond]["times"]), "28 EEG channels"],
                                             seen=[len(times), len(names)])))
-        r.check("evokeds-ave.fif holds standard, target and difference over -200..800 ms", 1, _all_of(structure))
+        r.check("evokeds-ave.fif holds standard, target and difference over -200..800 ms", 1, all_of(structure))
 
     def rms_outcome(cond):
         if evokeds is None or cond not in evokeds:
@@ -153,8 +143,8 @@ def grade(ctx: GradeContext) -> Rubric:
         return Outcome(rms <= RMS_TOL_UV, f"RMS difference {rms:.4f} uV", expected=f"<= {RMS_TOL_UV}", seen=round(rms, 4))
 
     r.check("standard and target waveforms match the reference (RMS)", 3,
-            _all_of([(c, rms_outcome(c)) for c in ("standard", "target")]))
-    r.check("difference waveform matches the reference (RMS)", 2, _all_of([("difference", rms_outcome("difference"))]))
+            all_of([(c, rms_outcome(c)) for c in ("standard", "target")]))
+    r.check("difference waveform matches the reference (RMS)", 2, all_of([("difference", rms_outcome("difference"))]))
 
     # Internal consistency: the table is measured on the agent's own waveforms. Window edges get
     # 0.1 ms of slack: times read back from FIF carry float32 error in tmin (~3e-9 s).
@@ -175,7 +165,7 @@ def grade(ctx: GradeContext) -> Rubric:
                 own.append((f"{cond}/{ch}/mean", near(got.get("mean_amplitude_uv"), float(sum(mwin) / len(mwin)), abs=0.01)))
                 own.append((f"{cond}/{ch}/lat", near(got.get("peak_latency_ms"), times[k] * 1000, abs=LAT_TOL_MS)))
     r.check("erp_measures.csv agrees with the agent's own evokeds-ave.fif", 1,
-            _all_of(own) if own else Outcome(False, "no waveforms or no measures to compare"))
+            all_of(own) if own else Outcome(False, "no waveforms or no measures to compare"))
     diff_ok = []
     if evokeds is not None and all(c in evokeds for c in CONDITIONS):
         (_, n_t, d_t), (_, n_s, d_s), (_, n_d, d_d) = (evokeds[c] for c in ("target", "standard", "difference"))
@@ -188,5 +178,5 @@ def grade(ctx: GradeContext) -> Rubric:
                 worst = math.inf
         diff_ok.append(("target-standard", Outcome(worst <= 0.01, f"max deviation {worst:.4g} uV", expected="<= 0.01", seen=str(worst))))
     r.check("the difference waveform is target minus standard", 1,
-            _all_of(diff_ok) if diff_ok else Outcome(False, "the three waveforms are not all present"))
+            all_of(diff_ok) if diff_ok else Outcome(False, "the three waveforms are not all present"))
     return r

@@ -14,7 +14,19 @@ Tolerances (and why):
 
 from __future__ import annotations
 
-from lastexam.grading import GradeContext, Outcome, Rubric, as_number, load_csv
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    all_of,
+    as_number,
+    load_csv,
+    match_rows,
+    near,
+    rows_by,
+)
+
+VESSEL_FIELDS = ["class", "name", "callsign", "ship_type", "length_m", "beam_m"]
 
 
 def _pair(row) -> tuple[int, int] | None:
@@ -57,33 +69,15 @@ def grade(ctx: GradeContext) -> Rubric:
     trk, _ = load_csv(ctx.out("tracks.csv"), required_columns=["mmsi", "time", "lat", "lon", "sog_kn", "cog_deg"])
 
     # vessels.csv
-    want = {v["mmsi"]: v for v in ref["vessels"]}
-    seen, wrong = {}, {}
-    for row in ves or []:
-        m = as_number(row.get("mmsi"))
-        if m is None:
-            continue
-        seen[int(m)] = {"class": row.get("class"), "name": (row.get("name") or "").strip(),
-                        "callsign": (row.get("callsign") or "").strip(), "ship_type": as_number(row.get("ship_type")),
-                        "length_m": as_number(row.get("length_m")), "beam_m": as_number(row.get("beam_m"))}
-    for m, v in sorted(want.items()):
-        exp = {"class": v["class"], "name": v["name"], "callsign": v["callsign"], "ship_type": float(v["ship_type"]),
-               "length_m": float(v["length_m"]), "beam_m": float(v["beam_m"])}
-        if seen.get(m) != exp:
-            wrong[m] = {"expected": exp, "seen": seen.get(m)}
-    extra = sorted(set(seen) - set(want))
-    ok = ves is not None and not wrong and not extra
+    want = {v["mmsi"]: {f: v[f] if f in ("class", "name", "callsign") else float(v[f]) for f in VESSEL_FIELDS}
+            for v in ref["vessels"]}
     r.check("vessels.csv: every vessel's static data decoded exactly (types 5 and 24), no phantom vessels", 2,
-            Outcome(ok, "all correct" if ok else f"{len(wrong)} wrong, phantom MMSIs {extra[:5]}",
-                    expected=f"{len(want)} vessels", seen=(list(wrong.values())[:2] or None, extra[:5] or None)))
+            match_rows(rows_by(ves, lambda row: int(as_number(row["mmsi"]))), want, VESSEL_FIELDS, exact=True,
+                       only=True))
 
     # tracks.csv
     ref_rows = {(int(x["ref_mmsi"]), x["ref_time"]): x for x in ref_tracks or []}
-    got_rows = {}
-    for row in trk or []:
-        m = as_number(row.get("mmsi"))
-        if m is not None:
-            got_rows[(int(m), str(row.get("time", "")).strip())] = row
+    got_rows = rows_by(trk, lambda row: (int(as_number(row["mmsi"])), row["time"]))
     missing = sorted(set(ref_rows) - set(got_rows))
     surplus = sorted(set(got_rows) - set(ref_rows))
     ok = trk is not None and not missing and not surplus
@@ -109,42 +103,28 @@ def grade(ctx: GradeContext) -> Rubric:
 
     # encounters.csv
     ref_enc = {tuple(sorted((e["mmsi_a"], e["mmsi_b"]))): e for e in ref["encounters"]}
-    got_enc = {}
-    for row in enc or []:
-        p = _pair(row)
-        if p is not None:
-            got_enc.setdefault(p, row)
+    got_enc = rows_by(enc, _pair)
     ok = set(got_enc) == set(ref_enc)
     r.check("encounter set: exactly the pairs ever in a close-quarters situation", 3,
             Outcome(ok, "same pairs" if ok else f"missing {sorted(set(ref_enc) - set(got_enc))}, "
                     f"unexpected {sorted(set(got_enc) - set(ref_enc))}",
                     expected=[list(p) for p in sorted(ref_enc)], seen=[list(p) for p in sorted(got_enc)]))
 
-    def per_pair(name, weight, test):
-        results = {}
-        for p, e in sorted(ref_enc.items()):
-            row = got_enc.get(p)
-            results[f"{p[0]}-{p[1]}"] = None if row is None else test(e, row)
-        bad = {k: v for k, v in results.items() if v is None or v is not True}
-        r.check(name, weight, Outcome(not bad, "all pairs correct" if not bad else f"{len(bad)} of {len(results)} wrong",
-                                      seen=bad or None))
+    def each_pair(test) -> Outcome:
+        return all_of([(f"{p[0]}-{p[1]}", test(e, got_enc[p]) if p in got_enc else Outcome(False, "pair not reported"))
+                       for p, e in sorted(ref_enc.items())])
 
-    def alert(e, row):
+    def alert(e, row) -> Outcome:
         a, b = _minutes(e["first_alert"]), _minutes(row.get("first_alert"))
-        return True if b is not None and abs(a - b) <= 1 else {"expected": e["first_alert"], "seen": row.get("first_alert")}
+        return Outcome(b is not None and abs(a - b) <= 1, "first alert minute", expected=e["first_alert"],
+                       seen=row.get("first_alert"))
 
-    def geometry(e, row):
-        c, t = as_number(row.get("cpa_nm")), as_number(row.get("tcpa_min"))
-        ok = c is not None and t is not None and abs(c - e["cpa_nm"]) <= 0.02 and abs(t - e["tcpa_min"]) <= 0.2
-        return True if ok else {"expected": [e["cpa_nm"], e["tcpa_min"]], "seen": [c, t]}
-
-    def min_range(e, row):
-        v = as_number(row.get("min_range_nm"))
-        return True if v is not None and abs(v - e["min_range_nm"]) <= 0.02 else {"expected": e["min_range_nm"], "seen": v}
-
-    per_pair("first alert minute of each encounter (+-1 min)", 1, alert)
-    per_pair("CPA (0.02 NM) and TCPA (0.2 min) at the first alert", 2, geometry)
-    per_pair("minimum range between the pair (0.02 NM)", 1, min_range)
+    r.check("first alert minute of each encounter (+-1 min)", 1, each_pair(alert))
+    r.check("CPA (0.02 NM) and TCPA (0.2 min) at the first alert", 2, each_pair(lambda e, row: all_of([
+        ("cpa_nm", near(row.get("cpa_nm"), e["cpa_nm"], abs=0.02)),
+        ("tcpa_min", near(row.get("tcpa_min"), e["tcpa_min"], abs=0.2))])))
+    r.check("minimum range between the pair (0.02 NM)", 1,
+            each_pair(lambda e, row: near(row.get("min_range_nm"), e["min_range_nm"], abs=0.02)))
 
     # COLREG classification, one check per encounter so that a missed pair costs only itself.
     for p, e in sorted(ref_enc.items()):
