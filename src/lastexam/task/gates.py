@@ -7,8 +7,9 @@ import shutil
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lastexam.agents import get_agent
 from lastexam.envs import manage as envs
@@ -28,14 +29,36 @@ TEXT_SUFFIXES = {".txt", ".csv", ".json", ".md", ".tsv", ".xml", ".yaml", ".yml"
                  ".m", ".scad", ".html", ".tex", ".log", ".ini", ".cfg", ".sql", ".inp", ".dat"}
 
 
+SHORTCUT_SCORE_MAX = 0.5
+
+
 class FixtureSpec(BaseModel):
-    """fixtures/negative/<name>/fixture.toml; the known-wrong output is in output/ beside it."""
+    """fixtures/negative/<name>/fixture.toml; the known-wrong output is in output/ beside it.
+
+    kind "mistake": a professional error; "shortcut": a deliverable that skips the crux of the
+    job (placeholder, pasted constants, key step left out, naive method), held to at most 0.5."""
 
     model_config = ConfigDict(extra="forbid")
 
     mistake: str = Field(min_length=5)
+    kind: Literal["mistake", "shortcut"] = "mistake"
     score_min: float = Field(ge=0.0, le=1.0)
     score_max: float = Field(ge=0.0, lt=1.0)
+
+    @model_validator(mode="after")
+    def _shortcut_bound(self) -> FixtureSpec:
+        if self.kind == "shortcut" and self.score_max > SHORTCUT_SCORE_MAX:
+            raise ValueError(f"score_max: a shortcut may score at most {SHORTCUT_SCORE_MAX}")
+        return self
+
+
+class PositiveFixtureSpec(BaseModel):
+    """fixtures/positive/<name>/fixture.toml: a valid deliverable (output/ beside it) that must
+    score a full pass, e.g. the oracle's output reformatted or made by another valid method."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    variant: str = Field(min_length=5)
 
 
 @dataclass
@@ -117,7 +140,7 @@ def _is_text(p: Path) -> bool:
 class NegativeFixture:
     name: str
     path: Path
-    spec: FixtureSpec | None
+    spec: FixtureSpec | PositiveFixtureSpec | None
     error: str = ""
 
     @property
@@ -126,13 +149,20 @@ class NegativeFixture:
 
 
 def negative_fixtures(task: Task) -> list[NegativeFixture]:
-    root = task.negative_fixtures_dir
+    return _fixtures(task.negative_fixtures_dir, FixtureSpec)
+
+
+def positive_fixtures(task: Task) -> list[NegativeFixture]:
+    return _fixtures(task.path / "fixtures" / "positive", PositiveFixtureSpec)
+
+
+def _fixtures(root: Path, model: type[FixtureSpec] | type[PositiveFixtureSpec]) -> list[NegativeFixture]:
     found = []
     for d in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         toml_path = d / "fixture.toml"
         try:
-            spec = FixtureSpec.model_validate(tomllib.loads(toml_path.read_text()))
-            if spec.score_min > spec.score_max:
+            spec = model.model_validate(tomllib.loads(toml_path.read_text()))
+            if isinstance(spec, FixtureSpec) and spec.score_min > spec.score_max:
                 raise LastexamError("score_min is above score_max", path=toml_path)
             if not (d / "output").is_dir():
                 raise LastexamError("no output/ folder beside fixture.toml", path=d)
@@ -189,6 +219,8 @@ class Validator:
         report.add("nop scores 0", nop.status == "completed" and nop.score == 0.0, _describe_trial(nop))
         for fx in negative_fixtures(task):
             self._fixture_gate(task, env, fx, report)
+        for fx in positive_fixtures(task):
+            self._positive_gate(task, env, fx, report)
         self._determinism_gate(task, env, oracle.trial_id, report)
         if task.generator.is_file():
             self._generator_gate(task, env, report)
@@ -214,9 +246,21 @@ class Validator:
         req = GradeRequest(task, env, copy, pristine, work / "grade", f"{self.runner.run_id}.{task.id}.{tag}")
         return grade(self.runner.provider, self.area, req)
 
+    def _positive_gate(self, task: Task, env: envs.Environment, fx: NegativeFixture, report: TaskReport) -> None:
+        name = f"positive fixture {fx.name}"
+        if fx.spec is None:
+            report.add(name, False, fx.error)
+            return
+        g = self._grade_dir(task, env, fx.output, f"positive-{fx.name}")
+        if not g.ok:
+            report.add(name, False, f"grader error: {g.error}")
+            return
+        failed = [c.name for c in g.checks if not c.passed]
+        report.add(name, g.score == 1.0, f"score {g.score}; failed: {', '.join(failed)}" if failed else "")
+
     def _fixture_gate(self, task: Task, env: envs.Environment, fx: NegativeFixture, report: TaskReport) -> None:
         name = f"negative fixture {fx.name}"
-        if fx.spec is None:
+        if fx.spec is None or not isinstance(fx.spec, FixtureSpec):
             report.add(name, False, fx.error)
             return
         g = self._grade_dir(task, env, fx.output, f"fixture-{fx.name}")
