@@ -1,7 +1,8 @@
-"""lastexam env install | check | list."""
+"""lastexam env install | lock | check | list."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -36,24 +37,53 @@ def install(
         err.print(f"[green]{env.name}[/green] ready ({env.venv})")
 
 
+@app.command("lock")
+def lock(
+    names: Annotated[list[str] | None, typer.Argument(help="Environment names.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every environment of the project.")] = False,
+    index_url: Annotated[str, typer.Option(help="The package index to resolve from.")] = "https://pypi.org/simple",
+    find_links: Annotated[Path | None, typer.Option(
+        help="Resolve from this folder of wheels instead of an index (offline).")] = None,
+) -> None:
+    """Write environments/NAME.lock.txt: every Python package pinned with its hash, for the
+    Python venvs are made from, and the Debian package versions installed now."""
+    from lastexam.cli.output import err
+    from lastexam.envs import locking
+
+    for env in _select(names, all_):
+        with err.status(f"locking {env.name}"):
+            made = locking.make_lock(env, index_url=index_url, find_links=find_links)
+            path = locking.write_lock(env, made)
+        err.print(f"[green]{env.name}[/green]: {len(made.packages)} packages pinned in {path}")
+
+
 @app.command("check")
 def check(
     names: Annotated[list[str] | None, typer.Argument(help="Environment names (default: all).")] = None,
 ) -> None:
-    """Tell what is missing; exit 1 if anything is."""
+    """Tell what is missing or differs from the lock; exit 1 if anything is missing or a
+    Python package differs (Debian versions that moved are only a warning)."""
     from lastexam.cli.output import out
+    from lastexam.envs import locking
 
     envs = _select(names, all_=not names)
-    missing_any = False
+    failed = False
     for env in envs:
-        missing = env.missing()
-        missing_any |= bool(missing)
-        if missing:
-            out.print(f"[red]{env.name}[/red]: " + "; ".join(missing))
+        state = locking.lock_state(env)
+        problems = env.missing()
+        if not problems and state.lock:
+            problems = [f"Python package {d}" for d in locking.python_drift(env, state.lock)]
+        warnings = [state.problem] if state.problem else []
+        if state.lock:
+            warnings += [f"Debian package {d}" for d in locking.apt_drift(state.lock)]
+        failed |= bool(problems)
+        colour = "red" if problems else "yellow" if warnings else "green"
+        out.print(f"[{colour}]{env.name}[/{colour}]: " + ("; ".join(problems) or "ready"))
+        for warning in warnings:
+            out.print(f"  warning: {warning}")
+        if problems:
             out.print(f"  install with: lastexam env install {env.name}")
-        else:
-            out.print(f"[green]{env.name}[/green]: ready")
-    raise typer.Exit(1 if missing_any else 0)
+    raise typer.Exit(1 if failed else 0)
 
 
 @app.command("list")

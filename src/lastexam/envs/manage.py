@@ -12,13 +12,14 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from lastexam.envs import locking
 from lastexam.envs.spec import EnvironmentSpec, load_environment
+from lastexam.envs.system import BASE_PYTHON, missing_apt
 from lastexam.errors import LastexamError
 from lastexam.paths import home_subdir, project_root
 from lastexam.sandbox.base import Mount
 
 MARKER = "lastexam-env.json"
-BASE_PYTHON = "/usr/bin/python3"  # Debian's: inside the sandbox, host-only Pythons are unseen
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -44,22 +45,27 @@ class Environment:
     def path_var(self) -> str:
         return f"{self.venv}/bin:{SYSTEM_PATH}"
 
+    def variables(self) -> dict[str, str]:
+        """The environment variables of every sandbox that runs in this environment."""
+        return {**self.spec.env, "PATH": self.path_var()}
+
+    def installed(self) -> dict[str, str]:
+        """What the venv recorded when it was installed ({} if it was not)."""
+        try:
+            return json.loads((self.venv / MARKER).read_text())
+        except (OSError, ValueError):
+            return {}
+
     def missing(self) -> list[str]:
         """What is not installed yet; empty when the environment is ready."""
         problems = []
         absent = missing_apt(self.spec.apt)
         if absent:
             problems.append(f"Debian packages not installed: {' '.join(absent)}")
-        marker = self.venv / MARKER
-        if not marker.is_file():
+        if not (self.venv / MARKER).is_file():
             problems.append(f"Python environment not created ({self.venv})")
-        else:
-            try:
-                recorded = json.loads(marker.read_text()).get("digest")
-            except (OSError, ValueError):
-                recorded = None
-            if recorded != self.spec.digest:
-                problems.append("Python packages changed since install")
+        elif self.installed().get("digest") != self.spec.digest:
+            problems.append("Python packages changed since install")
         return problems
 
 
@@ -79,43 +85,34 @@ def load_all(start: Path | None = None) -> list[Environment]:
     return [load(p.stem, start) for p in sorted(environments_dir(start).glob("*.toml"))]
 
 
-def missing_apt(packages: list[str]) -> list[str]:
-    if not packages:
-        return []
-    if not shutil.which("dpkg-query"):
-        return list(packages)
-    proc = subprocess.run(
-        ["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\n", *packages],
-        capture_output=True,
-        text=True,
-    )
-    installed = {
-        line.split()[0]
-        for line in proc.stdout.splitlines()
-        if line.endswith(" installed")
-    }
-    return [p for p in packages if p not in installed]
-
-
 def install(env: Environment, *, log=print, force: bool = False) -> None:
+    """Install from the environment's lock; from its toml, without hashes, when the lock is
+    missing, stale or made for another Python."""
     os.umask(0o022)  # sandboxes run as another uid: what is installed must be world-readable
-    if not force and not env.missing():
+    state = locking.lock_state(env)
+    if not force and not env.missing() and env.installed().get("lock") == state.hash:
         log("already installed")
         return
     apt_install(env.spec.apt, log)
     venv = env.venv
-    if (venv / MARKER).is_file() and "Python packages changed since install" in env.missing():
-        # A fresh venv, so that packages dropped from the environment file are gone too.
-        log(f"the Python packages of {env.name} changed: recreating {venv}")
+    if venv.exists():
+        # A fresh venv, so that packages dropped from the environment are gone too.
+        log(f"recreating {venv}")
         shutil.rmtree(venv)
-    if not (venv / "bin" / "python3").exists():
-        if not Path(BASE_PYTHON).exists():
-            raise LastexamError(f"{BASE_PYTHON} is missing: apt-get install python3 python3-venv")
-        log(f"creating {venv}")
-        _check([BASE_PYTHON, "-m", "venv", str(venv)])
-    log(f"pip install into {venv}: {' '.join(env.spec.pip_all)}")
-    _check([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", *env.spec.pip_all])
-    (venv / MARKER).write_text(json.dumps({"name": env.name, "digest": env.spec.digest}))
+    if not Path(BASE_PYTHON).exists():
+        raise LastexamError(f"{BASE_PYTHON} is missing: apt-get install python3 python3-venv")
+    log(f"creating {venv}")
+    _check([BASE_PYTHON, "-m", "venv", str(venv)])
+    pip = [str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check"]
+    if state.lock:
+        path = locking.lock_path(env)
+        log(f"pip install from {path.name} ({len(state.lock.packages)} packages, hashes required)")
+        _check([*pip, "--require-hashes", "--no-deps", "-r", str(path)])
+    else:
+        log(f"{state.problem}: installing from {env.source.name} without hashes "
+            f"(to pin them: lastexam env lock {env.name})")
+        _check([*pip, *env.spec.pip_all])
+    (venv / MARKER).write_text(json.dumps({"name": env.name, "digest": env.spec.digest, "lock": state.hash}))
 
 
 def apt_install(packages: list[str], log=print) -> None:
@@ -177,11 +174,16 @@ def fingerprint(env: Environment) -> dict[str, str]:
                 capture_output=True,
                 text=True,
                 timeout=60,
-                env={**os.environ, "PATH": env.path_var(), "HOME": "/tmp"},
+                env={**os.environ, **env.variables(), "HOME": "/tmp"},
             )
             text = (proc.stdout or proc.stderr).strip().splitlines()
             out[software] = text[0][:200] if text else f"exit {proc.returncode}"
         except (OSError, subprocess.TimeoutExpired) as e:
             out[software] = f"unavailable: {e}"
     out["python-packages-digest"] = env.spec.digest
+    lock = env.installed().get("lock")
+    out["lock"] = (f"{locking.lock_path(env).name} sha256:{lock}" if lock
+                   else "none: installed from the environment file without hashes")
+    if env.spec.env:
+        out["variables"] = " ".join(f"{k}={v}" for k, v in sorted(env.spec.env.items()))
     return out

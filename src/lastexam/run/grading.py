@@ -76,7 +76,7 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
             *req.env.mounts(),
         ],
         env={
-            "PATH": req.env.path_var(),
+            **req.env.variables(),
             "HOME": "/grade/scratch",
             "TMPDIR": "/tmp",
             "PYTHONPATH": ":".join([LIB_IN_SANDBOX, *map(str, req.env.site_packages())]),

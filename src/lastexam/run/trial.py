@@ -281,7 +281,7 @@ class TrialRunner:
         ws.own_home(getattr(self.provider, "uid", None))  # config files the adapter wrote
         limits = task.spec.limits
         env = {
-            "PATH": plan.env.path_var(),
+            **plan.env.variables(),
             "HOME": AGENT_HOME,
             "USER": "agent",
             "TMPDIR": "/tmp",

@@ -301,7 +301,7 @@ class Validator:
                 name=f"{self.runner.run_id}.{task.id}.generate",
                 argv=["python3", "-B", "/gen/task/generate.py", "--out", "/gen/out"],
                 mounts=[Mount(src, "/gen/task"), Mount(out, "/gen/out", writable=True), *env.mounts()],
-                env={"PATH": env.path_var(), "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
+                env={**env.variables(), "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
                 cwd="/gen/out",
                 limits=SandboxLimits(wall_s=600, memory_mb=4096, max_processes=256, watch_bytes=4 * 1024**3),
                 stdout=work / "generate.stdout.log",

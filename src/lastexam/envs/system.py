@@ -1,0 +1,44 @@
+"""What the machine has: Debian package versions (dpkg) and the Python that venvs are made from."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+BASE_PYTHON = "/usr/bin/python3"  # Debian's: inside the sandbox, host-only Pythons are unseen
+BASE_PYTHON_PACKAGE = "python3"  # the Debian package it comes from, recorded in every lock
+
+
+def installed_versions(packages: list[str]) -> dict[str, str]:
+    """Debian package -> installed version, for those of `packages` that are installed."""
+    if not packages or not shutil.which("dpkg-query"):
+        return {}
+    proc = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Package}\t${Version}\t${db:Status-Status}\n", *packages],
+        capture_output=True,
+        text=True,
+    )
+    versions = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[2] == "installed":
+            versions[parts[0]] = parts[1]
+    return versions
+
+
+def missing_apt(packages: list[str]) -> list[str]:
+    installed = installed_versions(packages)
+    return [p for p in packages if p not in installed]
+
+
+def python_tag(python: str = BASE_PYTHON) -> str:
+    """'3.11 x86_64': what decides which wheels a lock may hold."""
+    try:
+        proc = subprocess.run(
+            [python, "-c", "import sys, platform; print(*sys.version_info[:2], platform.machine())"],
+            capture_output=True, text=True, timeout=60,
+        )
+    except OSError:
+        return "unavailable"
+    major, minor, machine = [*proc.stdout.split(), "?", "?", "?"][:3]
+    return f"{major}.{minor} {machine}"
