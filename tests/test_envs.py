@@ -62,8 +62,12 @@ def locked(tmp_path_factory: pytest.TempPathFactory) -> dict:
     make_wheel(wheels, "tinydep", "0.3")
     make_wheel(wheels, "openpyxl", "3.1.5")
     make_wheel(wheels, "pypdf", "5.0.0")
+    # the machine's pip settings are not the lock's: a newer tinydep found through them is not taken
+    decoy = base / "decoy"
+    decoy.mkdir()
+    make_wheel(decoy, "tinydep", "0.9")
     run_cli("env", "lock", "tiny", "--find-links", wheels, cwd=root,
-            env={"LASTEXAM_HOME": str(base / "home")})
+            env={"LASTEXAM_HOME": str(base / "home"), "PIP_FIND_LINKS": str(decoy)})
     return {"root": root, "wheels": wheels}
 
 
