@@ -92,11 +92,12 @@ def list_envs() -> None:
     from rich.table import Table
 
     from lastexam.cli.output import out
-    from lastexam.envs import manage
+    from lastexam.envs import locking, manage
 
     table = Table()
-    for col in ("name", "description", "apt", "pip"):
+    for col in ("name", "description", "apt", "pip", "lock"):
         table.add_column(col)
     for env in manage.load_all():
-        table.add_row(env.name, env.spec.description, " ".join(env.spec.apt), " ".join(env.spec.pip))
+        table.add_row(env.name, env.spec.description, " ".join(env.spec.apt), " ".join(env.spec.pip),
+                      locking.lock_hash(env) or "none")
     out.print(table)

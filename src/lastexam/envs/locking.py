@@ -46,6 +46,12 @@ def lock_path(env: Environment) -> Path:
     return env.source.with_suffix(".lock.txt")
 
 
+def lock_hash(env: Environment) -> str | None:
+    """The hash of the environment's committed lock (None without one), as install records it."""
+    path = lock_path(env)
+    return lockfile.file_hash(path) if path.is_file() else None
+
+
 def recorded_apt(env: Environment) -> list[str]:
     return sorted({*env.spec.apt, BASE_PYTHON_PACKAGE})
 
@@ -104,7 +110,7 @@ def lock_state(env: Environment) -> LockState:
     if lock.python != machine:
         return LockState(None, None, f"{path.name} was made for Python {lock.python}, "
                                      f"{BASE_PYTHON} is {machine}")
-    return LockState(lock, lockfile.file_hash(path), "")
+    return LockState(lock, lock_hash(env), "")
 
 
 def python_drift(env: Environment, lock: EnvironmentLock) -> list[str]:
