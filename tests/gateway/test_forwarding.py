@@ -83,7 +83,8 @@ def test_anthropic_forwarding(gateway: Gateway, client: Client, provider, tmp_pa
     body = {"model": "claude-3-haiku", "max_tokens": 10, "stream": stream,
             "messages": [{"role": "user", "content": "hi"}]}
     status, out, _ = client.post("/v1/messages?beta=true", body,
-                                 {"x-api-key": session.token, "anthropic-beta": "x-2025"})
+                                 {"x-api-key": session.token,
+                                  "anthropic-beta": "interleaved-thinking-2025-05-14"})
     assert status == 200
     if stream:
         assert out[0]["type"] == "message_start" and out[-1]["type"] == "message_stop"
@@ -93,7 +94,7 @@ def test_anthropic_forwarding(gateway: Gateway, client: Client, provider, tmp_pa
     assert sent["path"] == "/v1/messages"
     assert sent["headers"]["x-api-key"] == KEY
     assert session.token not in json.dumps(sent)
-    assert sent["headers"]["anthropic-beta"] == "x-2025"
+    assert sent["headers"]["anthropic-beta"] == "interleaved-thinking-2025-05-14"
     assert sent["body"]["model"] == "claude-sonnet-4-5"  # the trial's model, not the client's
     summary = gateway.close_session(session.token)
     assert summary.usage == USAGE

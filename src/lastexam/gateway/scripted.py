@@ -67,6 +67,10 @@ class ScriptedUpstream:
             self._next += 1
             return turn
 
+    def upper_bound(self, wire: Wire, req: WireRequest) -> Usage:
+        """Nothing: a script bills no one (what its turns claim is charged when answered)."""
+        return Usage()
+
     def call(self, wire: Wire, req: WireRequest, headers: dict[str, str], sink: Sink) -> Outcome:
         if not wire.is_model_call(req):
             return self._count(wire, req, sink)

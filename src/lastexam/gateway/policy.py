@@ -1,0 +1,170 @@
+"""What the gateway forwards to a provider, per wire format: the one table.
+
+A request reaches the provider with only the body fields and headers its wire needs to be
+answered by the trial's model (the allowlist below). Anything that would make the provider
+act on the agent's behalf beyond answering - run tools on its side (web search and fetch,
+code execution, computer use, file search), connect to remote MCP servers, bill a paid
+service tier, or switch on a beta capability - is refused with a 400 the agent sees, unless
+the session's Allowances allow it. Other fields and header values outside the allowlist are
+dropped silently and listed on the call's record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lastexam.gateway.models import Allowances
+from lastexam.gateway.wire import Wire, WireRequest
+
+
+class Refused(Exception):
+    """The request asks for a capability the session does not allow."""
+
+
+@dataclass(frozen=True)
+class WirePolicy:
+    body: frozenset[str]  # body fields forwarded
+    refused: dict[str, str]  # body field -> the allowance that lets it through
+    client_tools: frozenset[Any]  # `type` values of tool entries the client runs itself
+    headers: frozenset[str]  # client headers forwarded (their values filtered by BETAS)
+    nested: frozenset[str] = field(default_factory=frozenset)  # fields holding a whole request
+
+
+_ANTHROPIC_BODY = (
+    "model messages system max_tokens stream stop_sequences temperature top_p top_k tools "
+    "tool_choice thinking metadata"
+)
+_CHAT_BODY = (
+    "model messages stream stream_options max_tokens max_completion_tokens temperature top_p "
+    "top_k min_p stop tools tool_choice parallel_tool_calls response_format seed "
+    "presence_penalty frequency_penalty logit_bias logprobs top_logprobs reasoning_effort "
+    "reasoning user"
+)
+_RESPONSES_BODY = (
+    "model input instructions stream tools tool_choice parallel_tool_calls reasoning text "
+    "include store prompt_cache_key max_output_tokens temperature top_p truncation user "
+    "previous_response_id safety_identifier"
+)
+_GEMINI_BODY = (
+    "contents systemInstruction system_instruction generationConfig generation_config "
+    "toolConfig tool_config safetySettings safety_settings tools generateContentRequest "
+    "generate_content_request"
+)
+
+POLICIES: dict[str, WirePolicy] = {
+    "anthropic": WirePolicy(
+        body=frozenset(_ANTHROPIC_BODY.split()),
+        refused={"mcp_servers": "mcp", "container": "server_tools",
+                 "service_tier": "service_tier"},
+        client_tools=frozenset({None, "custom"}),
+        headers=frozenset({"anthropic-version", "anthropic-beta"}),
+    ),
+    "chat": WirePolicy(
+        body=frozenset(_CHAT_BODY.split()),
+        refused={"web_search_options": "server_tools", "plugins": "server_tools",
+                 "service_tier": "service_tier"},
+        client_tools=frozenset({"function", "custom"}),
+        headers=frozenset(),
+    ),
+    "responses": WirePolicy(
+        body=frozenset(_RESPONSES_BODY.split()),
+        refused={"service_tier": "service_tier"},
+        client_tools=frozenset({"function", "custom", "local_shell"}),
+        headers=frozenset({"openai-beta"}),
+    ),
+    "gemini": WirePolicy(
+        body=frozenset(_GEMINI_BODY.split()),
+        refused={},
+        client_tools=frozenset({"functionDeclarations", "function_declarations"}),
+        headers=frozenset(),
+        nested=frozenset({"generateContentRequest", "generate_content_request"}),
+    ),
+}
+
+# Beta header values that change how an answer is shaped, never what the provider may do.
+HARMLESS_BETAS = (
+    "claude-code-", "interleaved-thinking-", "fine-grained-tool-streaming-",
+    "prompt-caching-", "token-efficient-tools-", "output-128k-", "extended-cache-ttl-",
+    "responses=experimental",
+)
+
+
+def _tool_refusal(wire: str, tool: Any, policy: WirePolicy) -> tuple[str, str] | None:
+    """(what the tool is, the allowance it needs) for a tool the provider would run."""
+    if not isinstance(tool, dict):
+        return None
+    if wire == "gemini":
+        kinds = [k for k in tool if k not in policy.client_tools]
+        kind = ", ".join(kinds) if kinds else None
+    else:
+        kind = tool.get("type")
+        if kind in policy.client_tools:
+            return None
+        kind = str(kind)
+    if kind is None:
+        return None
+    return kind, "mcp" if "mcp" in kind.lower() else "server_tools"
+
+
+def _filter_body(wire: str, body: dict[str, Any], allow: Allowances,
+                 dropped: list[str], where: str = "") -> dict[str, Any]:
+    policy = POLICIES[wire]
+    out: dict[str, Any] = {}
+    for key, value in body.items():
+        need = policy.refused.get(key)
+        if need is not None and value not in (None, [], {}):
+            if not getattr(allow, need):
+                raise Refused(f"the body field {where}{key!r} is not allowed in this trial "
+                              f"(it needs the {need!r} allowance)")
+            out[key] = value
+        elif key in policy.nested and isinstance(value, dict):
+            out[key] = _filter_body(wire, value, allow, dropped, f"{where}{key}.")
+        elif key in policy.body:
+            out[key] = value
+        else:
+            dropped.append(f"body:{where}{key}")
+    tools = out.get("tools")
+    if isinstance(tools, list):
+        for tool in tools:
+            refusal = _tool_refusal(wire, tool, policy)
+            if refusal is not None and not getattr(allow, refusal[1]):
+                raise Refused(f"the tool {refusal[0]!r} runs on the provider's side and is "
+                              f"not allowed in this trial (it needs the {refusal[1]!r} "
+                              "allowance); declare tools the client runs itself")
+    elif tools is not None:
+        raise Refused("the body field 'tools' must be a list")
+    return out
+
+
+def _filter_headers(wire: str, headers: dict[str, str], allow: Allowances,
+                    dropped: list[str]) -> dict[str, str]:
+    """Headers are lower-cased and repeated ones joined with commas by the server."""
+    out: dict[str, str] = {}
+    for name in POLICIES[wire].headers:
+        if name not in headers:
+            continue
+        if not name.endswith("-beta"):
+            out[name] = headers[name]
+            continue
+        kept = []
+        for value in (v.strip() for v in headers[name].split(",")):
+            if not value:
+                continue
+            if allow.beta or value.lower().startswith(HARMLESS_BETAS):
+                kept.append(value)
+            else:
+                dropped.append(f"header:{name}={value}")
+        if kept:
+            out[name] = ",".join(kept)
+    return out
+
+
+def forward_policy(
+    wire: Wire, req: WireRequest, headers: dict[str, str], allow: Allowances
+) -> tuple[WireRequest, dict[str, str], list[str]]:
+    """The request and headers to forward, and what was dropped; raises Refused."""
+    dropped: list[str] = []
+    body = _filter_body(wire.name, req.body, allow, dropped)
+    kept = _filter_headers(wire.name, headers, allow, dropped)
+    return WireRequest(req.path, req.query, body, req.size), kept, dropped
