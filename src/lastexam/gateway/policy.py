@@ -113,7 +113,7 @@ def _filter_body(wire: str, body: dict[str, Any], allow: Allowances,
     out: dict[str, Any] = {}
     for key, value in body.items():
         need = policy.refused.get(key)
-        if need is not None and value not in (None, [], {}):
+        if need is not None and value is not None:  # {} switches web_search_options on
             if not getattr(allow, need):
                 raise Refused(f"the body field {where}{key!r} is not allowed in this trial "
                               f"(it needs the {need!r} allowance)")

@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 
 from lastexam.errors import LastexamError
+from lastexam.gateway.limits import TooLarge, drain, max_body_from_env, read_body
 from lastexam.gateway.models import Allowances, Budget, CallRecord, SessionSummary
 from lastexam.gateway.policy import Refused, forward_policy
 from lastexam.gateway.prices import PriceTable, price_table
@@ -34,28 +35,9 @@ from lastexam.gateway.sink import ChunkSink
 from lastexam.gateway.upstream import UPSTREAM_TIMEOUT, HttpUpstream, Outcome
 from lastexam.gateway.wire import Wire, WireRequest, wire_for_path
 
-MAX_BODY = 8 * 1024 * 1024  # default cap on a request body; LASTEXAM_GATEWAY_MAX_BODY_MB
-MAX_BODY_ENV = "LASTEXAM_GATEWAY_MAX_BODY_MB"
 MAX_CONNECTIONS_PER_SANDBOX = 64  # further connections are closed at once
 MAX_IN_FLIGHT_PER_SANDBOX = 8  # further requests wait before their body is read
 IDLE_TIMEOUT_S = 600  # a connection silent this long (reading or writing) is closed
-
-
-class TooLarge(Exception):
-    """A request body over the gateway's cap."""
-
-
-def max_body_from_env() -> int:
-    text = os.environ.get(MAX_BODY_ENV)
-    if not text:
-        return MAX_BODY
-    try:
-        mb = float(text)
-        if mb <= 0:
-            raise ValueError
-    except ValueError:
-        raise LastexamError(f"{MAX_BODY_ENV}={text!r}: expected a positive number of MB") from None
-    return int(mb * 1024 * 1024)
 
 
 def now_iso() -> str:
@@ -125,7 +107,7 @@ class Gateway:
     def __init__(self, socket_path: Path, prices: PriceTable | None = None,
                  max_body: int | None = None):
         self.socket_path = socket_path
-        self.max_body = max_body or max_body_from_env()
+        self.max_body = max_body or max_body_from_env()  # bytes
         self.prices = prices or price_table()
         self._sessions: dict[str, Session] = {}
         self._closed: set[str] = set()
@@ -275,40 +257,21 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.in_flight(self.request):
             self._post()
 
-    def _read_body(self, cap: int) -> bytes:
-        """The body, by Content-Length or chunked transfer, counted as it is read: TooLarge
-        past `cap` bytes, before any more is held."""
-        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-            parts, total = [], 0
-            while True:
-                size = int(self.rfile.readline(1024).split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline(1024).strip():
-                        pass  # trailers
-                    return b"".join(parts)
-                total += size
-                if total > cap:
-                    raise TooLarge(total)
-                parts.append(self.rfile.read(size))
-                self.rfile.readline(1024)
-        length = int(self.headers.get("content-length") or 0)
-        if length > cap or length < 0:
-            raise TooLarge(length)
-        return self.rfile.read(length) if length else b""
-
     def _post(self) -> None:
         received = time.monotonic()
         parts = urlsplit(self.path)
         query = dict(parse_qsl(parts.query))
         cap = self.server.gateway.max_body
         try:
-            raw = self._read_body(cap)
+            raw = read_body(self.rfile, self.headers, cap)
         except (TooLarge, ValueError) as e:
             self.close_connection = True
             too_large = isinstance(e, TooLarge)
             why = f"request body over {cap} bytes" if too_large else "bad body framing"
             self._plain(413 if too_large else 400, json.dumps({"error": why}).encode(),
                         "application/json")
+            self.wfile.flush()
+            drain(self.connection, self.rfile)
             return
         wire = wire_for_path(parts.path)
         if wire is None:

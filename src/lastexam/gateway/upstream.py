@@ -109,7 +109,7 @@ class HttpUpstream:
                 for chunk in resp.iter_bytes():
                     parser.feed(chunk)  # first: usage in a chunk the client never gets counts
                     sink.write(chunk)
-            except OSError as e:  # the client hung up, or the trial ended (see _ChunkSink)
+            except OSError as e:  # the client hung up, or the trial ended (see sink.ChunkSink)
                 cut = f"the stream was cut on the client's side ({type(e).__name__}: {e})"
             except httpx.HTTPError as e:
                 cut = f"{self.provider.name} cut the stream ({type(e).__name__})"
