@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from lastexam.errors import LastexamError
-from lastexam.gateway.models import MAX_LOG_LINE, Budget
+from lastexam.gateway.models import Budget
 from lastexam.gateway.server import Gateway
 
 from .conftest import Client, wait_for
@@ -140,25 +140,25 @@ def test_a_huge_gateway_log_is_read_with_bounded_memory(tmp_path: Path) -> None:
     log = tmp_path / "gateway.jsonl"
     with open(log, "w") as f:
         # One line over the cap, then 300 calls of 200 kB each.
-        f.write(_record(0, {"tools": [1], "blob": "z" * (24 * 1024 * 1024)}) + "\n")
+        f.write(_record(0, {"tools": [1], "blob": "z" * (40 * 1024 * 1024)}) + "\n")
         for i in range(1, 301):
             f.write(_record(i, {"tools": [1], "blob": "z" * 200_000}) + "\n")
         f.write("not json at all\n" + "{" * 1000 + "\n")
     size = log.stat().st_size
-    assert size > 80 * 1024 * 1024
+    assert size > 100 * 1024 * 1024
     tracemalloc.start()
     try:
         calls = read_calls(log)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+    # At most about one line at the cap (16 MB) is held: not the 40 MB line, the 60 MB of
+    # request bodies, nor the file.
+    assert peak < 24 * 1024 * 1024, peak
     assert [c.seq for c in calls] == list(range(1, 301))  # the line over the cap is skipped
     assert calls[0].request == {"tools": True} and calls[0].response is None
-    # At most about one line at the cap is held: not the 24 MB line, the 60 MB of request
-    # bodies, nor the file.
-    assert peak < MAX_LOG_LINE + 4 * 1024 * 1024, peak
     # Reading stops at the total cap.
-    assert len(read_calls(log, max_total=24 * 1024 * 1024 + 50 * 220_000)) < 60
+    assert len(read_calls(log, max_total=40 * 1024 * 1024 + 50 * 220_000)) < 60
 
 
 def test_the_gateway_logs_an_overlong_call_without_bodies(

@@ -117,7 +117,7 @@ def test_fields_and_headers_outside_the_allowlist_are_dropped(
     log = tmp_path / "gateway.jsonl"
     session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(), log)
     body = {**base_body("/v1/messages"), "tools": [FN], "smuggled": {"url": "https://x"},
-            "service_tier": None, "context_management": {"edits": []}}
+            "service_tier": "auto", "context_management": {"edits": []}}
     headers = {
         "x-api-key": session.token,
         # The same header twice, in two cases: every value is filtered.

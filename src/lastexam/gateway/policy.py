@@ -82,6 +82,9 @@ POLICIES: dict[str, WirePolicy] = {
     ),
 }
 
+# Values of refused fields that ask for the provider's default: dropped, not refused.
+DEFAULT_VALUES: dict[str, tuple[str, ...]] = {"service_tier": ("auto", "default", "standard_only")}
+
 # Beta header values that change how an answer is shaped, never what the provider may do.
 HARMLESS_BETAS = (
     "claude-code-", "interleaved-thinking-", "fine-grained-tool-streaming-",
@@ -113,7 +116,8 @@ def _filter_body(wire: str, body: dict[str, Any], allow: Allowances,
     out: dict[str, Any] = {}
     for key, value in body.items():
         need = policy.refused.get(key)
-        if need is not None and value is not None:  # {} switches web_search_options on
+        if need is not None and value is not None and value not in DEFAULT_VALUES.get(key, ()):
+            # (an empty {} is refused too: it switches web_search_options on)
             if not getattr(allow, need):
                 raise Refused(f"the body field {where}{key!r} is not allowed in this trial "
                               f"(it needs the {need!r} allowance)")

@@ -94,11 +94,14 @@ class ScriptedUpstream:
             )
             reply.usage = Usage(input_tokens=estimate_tokens(req.size),
                                 output_tokens=estimate_tokens(out_bytes))
-        sink.start(200, "text/event-stream" if stream else "application/json", stream)
-        chunks = []
-        for chunk in wire.render(reply, self.name, stream):
-            sink.write(chunk)
-            chunks.append(chunk)
+        chunks = list(wire.render(reply, self.name, stream))
+        try:
+            sink.start(200, "text/event-stream" if stream else "application/json", stream)
+            for chunk in chunks:
+                sink.write(chunk)
+        except OSError as e:  # the client hung up: the script's usage is still known exactly
+            return Outcome(200, self.name, reply.usage, _logged(chunks, stream),
+                           f"the stream was cut on the client's side ({type(e).__name__})")
         return Outcome(200, self.name, reply.usage, _logged(chunks, stream))
 
     def _reply(self, turn: ScriptTurn | None, wire: Wire, req: WireRequest) -> Reply:
