@@ -19,10 +19,11 @@ FN = {"name": "bash", "description": "run", "input_schema": {"type": "object", "
 MSGS = [{"role": "user", "content": "find the paper's published answer"}]
 GEMINI = "/v1beta/models/gemini-x:generateContent"
 
-# (wire path, model, extra body fields, what the refusal names)
+# (wire path, extra body fields, what the refusal names): fields that ask the provider to act,
+# and requests whose only tools run on the provider's side.
 FORBIDDEN = {
     "anthropic-web-search": ("/v1/messages", {"tools": [
-        FN, {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}]}, "web_search"),
+        {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}]}, "web_search"),
     "anthropic-web-fetch": ("/v1/messages", {"tools": [
         {"type": "web_fetch_20250910", "name": "web_fetch"}]}, "web_fetch"),
     "anthropic-code-execution": ("/v1/messages", {"tools": [
@@ -45,9 +46,10 @@ FORBIDDEN = {
     "chat-service-tier": ("/v1/chat/completions", {"service_tier": "flex"}, "service_tier"),
     "chat-builtin-tool": ("/v1/chat/completions", {"tools": [{"type": "web_search"}]},
                           "web_search"),
-    "responses-web-search": ("/v1/responses", {"tools": [
-        {"type": "function", "name": "bash", "parameters": {}}, {"type": "web_search"}]},
-        "web_search"),
+    "responses-web-search": ("/v1/responses", {"tools": [{"type": "web_search"}]},
+                             "web_search"),
+    "responses-namespace": ("/v1/responses", {"tools": [
+        {"type": "namespace", "name": "n", "tools": [{"type": "web_search"}]}]}, "web_search"),
     "responses-web-search-preview": ("/v1/responses", {"tools": [
         {"type": "web_search_preview"}]}, "web_search_preview"),
     "responses-file-search": ("/v1/responses", {"tools": [
@@ -63,9 +65,6 @@ FORBIDDEN = {
     "gemini-snake-case": (GEMINI, {"tools": [{"google_search": {}}]}, "google_search"),
     "gemini-url-context": (GEMINI, {"tools": [{"urlContext": {}}]}, "urlContext"),
     "gemini-code-execution": (GEMINI, {"tools": [{"codeExecution": {}}]}, "codeExecution"),
-    # Nested: one tools entry that declares functions and also asks for search.
-    "gemini-mixed-entry": (GEMINI, {"tools": [
-        {"functionDeclarations": [{"name": "bash"}], "googleSearch": {}}]}, "googleSearch"),
     "gemini-nested-request": ("/v1beta/models/gemini-x:countTokens", {"generateContentRequest": {
         "contents": [], "tools": [{"urlContext": {}}]}}, "urlContext"),
 }
@@ -139,6 +138,43 @@ def test_fields_and_headers_outside_the_allowlist_are_dropped(
         "body:smuggled", "body:service_tier", "body:context_management",
         "header:anthropic-beta=web-fetch-2025-09-10",
         "header:anthropic-beta=mcp-client-2025-04-04"}
+    gateway.close_session(session.token)
+
+
+RESPONSES_FN = {"type": "function", "name": "exec_command", "parameters": {}}
+# (path, tools sent, tools the provider must get, what the record lists as dropped)
+BESIDE = {
+    "anthropic": ("/v1/messages", [FN, {"type": "web_search_20250305", "name": "web_search"},
+                                   {"type": "mcp_toolset", "mcp_server_name": "x"}],
+                  [FN], ["tool:web_search_20250305", "tool:mcp_toolset"]),
+    "chat": ("/v1/chat/completions",
+             [{"type": "function", "function": {"name": "bash"}}, {"type": "web_search"}],
+             [{"type": "function", "function": {"name": "bash"}}], ["tool:web_search"]),
+    # What Codex sends in every request: web_search beside its functions, and a namespace.
+    "responses-codex": ("/v1/responses", [
+        RESPONSES_FN,
+        {"type": "namespace", "name": "multi_agent_v1",
+         "tools": [RESPONSES_FN, {"type": "code_interpreter"}]},
+        {"type": "web_search", "external_web_access": True}],
+        [RESPONSES_FN, {"type": "namespace", "name": "multi_agent_v1", "tools": [RESPONSES_FN]}],
+        ["tool:code_interpreter", "tool:web_search"]),
+    # One Gemini entry that declares functions and also asks for search, then url fetching.
+    "gemini": (GEMINI, [{"functionDeclarations": [{"name": "bash"}], "googleSearch": {}},
+                        {"urlContext": {}}],
+               [{"functionDeclarations": [{"name": "bash"}]}], ["tool:googleSearch", "tool:urlContext"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BESIDE))
+def test_provider_side_tools_beside_client_tools_are_removed(
+        gateway: Gateway, client: Client, provider, tmp_path: Path, case: str) -> None:
+    path, tools, forwarded, dropped = BESIDE[case]
+    log = tmp_path / "gateway.jsonl"
+    session = gateway.open_session("t", model_for(path), Budget(), log)
+    status, _, _ = client.post(path, {**base_body(path), "tools": tools}, auth(path, session.token))
+    assert status == 200
+    assert provider.seen[-1]["body"]["tools"] == forwarded
+    assert json.loads(log.read_text())["dropped"] == dropped
     gateway.close_session(session.token)
 
 

@@ -1,12 +1,15 @@
 """What the gateway forwards to a provider, per wire format: the one table.
 
 A request reaches the provider with only the body fields and headers its wire needs to be
-answered by the trial's model (the allowlist below). Anything that would make the provider
-act on the agent's behalf beyond answering - run tools on its side (web search and fetch,
-code execution, computer use, file search), connect to remote MCP servers, bill a paid
-service tier, or switch on a beta capability - is refused with a 400 the agent sees, unless
-the session's Allowances allow it. Other fields and header values outside the allowlist are
-dropped silently and listed on the call's record.
+answered by the trial's model (the allowlist below). Whatever would make the provider act on
+the agent's behalf beyond answering - run tools on its side (web search and fetch, code
+execution, computer use, file search), connect to remote MCP servers, bill a paid service
+tier, or switch on a beta capability - is kept from it unless the session's Allowances allow
+it: a body field asking for it is refused with a 400 the agent sees, and so is a request whose
+only tools run on the provider's side (a client's search sub-request); such tools declared
+beside the client's own (Codex declares web_search in every request) are removed from the
+list. Those, and fields and header values outside the allowlist, are dropped and listed on
+the call's record.
 """
 
 from __future__ import annotations
@@ -82,6 +85,9 @@ POLICIES: dict[str, WirePolicy] = {
     ),
 }
 
+# Tool entries that group other tools (Codex declares its sub-agent tools in one).
+CONTAINER_TOOLS = frozenset({"namespace"})
+
 # Values of refused fields that ask for the provider's default: dropped, not refused.
 DEFAULT_VALUES: dict[str, tuple[str, ...]] = {"service_tier": ("auto", "default", "standard_only")}
 
@@ -93,21 +99,49 @@ HARMLESS_BETAS = (
 )
 
 
-def _tool_refusal(wire: str, tool: Any, policy: WirePolicy) -> tuple[str, str] | None:
-    """(what the tool is, the allowance it needs) for a tool the provider would run."""
-    if not isinstance(tool, dict):
-        return None
-    if wire == "gemini":
-        kinds = [k for k in tool if k not in policy.client_tools]
-        kind = ", ".join(kinds) if kinds else None
-    else:
+def _need(kind: str) -> str:
+    """The allowance a provider-side tool needs."""
+    return "mcp" if "mcp" in kind.lower() else "server_tools"
+
+
+def _filter_tools(wire: str, tools: list[Any], allow: Allowances,
+                  removed: list[str]) -> tuple[list[Any], int]:
+    """The tools list without the provider-side tools the session does not allow (looking
+    inside namespaces and inside each Gemini entry), and how many client tools it keeps."""
+    policy = POLICIES[wire]
+    kept: list[Any] = []
+    n_client = 0
+    for tool in tools:
+        if not isinstance(tool, dict):
+            kept.append(tool)
+            continue
+        if wire == "gemini":
+            entry = {}
+            for key, value in tool.items():
+                if key in policy.client_tools:
+                    entry[key] = value
+                    n_client += 1
+                elif getattr(allow, _need(key)):
+                    entry[key] = value
+                else:
+                    removed.append(key)
+            if entry:
+                kept.append(entry)
+            continue
         kind = tool.get("type")
-        if kind in policy.client_tools:
-            return None
-        kind = str(kind)
-    if kind is None:
-        return None
-    return kind, "mcp" if "mcp" in kind.lower() else "server_tools"
+        if kind in CONTAINER_TOOLS and isinstance(tool.get("tools"), list):
+            inner, n = _filter_tools(wire, tool["tools"], allow, removed)
+            n_client += n
+            if inner:
+                kept.append({**tool, "tools": inner})
+        elif kind in policy.client_tools:
+            kept.append(tool)
+            n_client += 1
+        elif getattr(allow, _need(str(kind))):
+            kept.append(tool)
+        else:
+            removed.append(str(kind))
+    return kept, n_client
 
 
 def _filter_body(wire: str, body: dict[str, Any], allow: Allowances,
@@ -130,12 +164,14 @@ def _filter_body(wire: str, body: dict[str, Any], allow: Allowances,
             dropped.append(f"body:{where}{key}")
     tools = out.get("tools")
     if isinstance(tools, list):
-        for tool in tools:
-            refusal = _tool_refusal(wire, tool, policy)
-            if refusal is not None and not getattr(allow, refusal[1]):
-                raise Refused(f"the tool {refusal[0]!r} runs on the provider's side and is "
-                              f"not allowed in this trial (it needs the {refusal[1]!r} "
-                              "allowance); declare tools the client runs itself")
+        removed: list[str] = []
+        out["tools"], n_client = _filter_tools(wire, tools, allow, removed)
+        if removed and not n_client:
+            # A request for the provider-side tool alone (a client's search sub-request).
+            raise Refused(f"the tool {removed[0]!r} runs on the provider's side and is not "
+                          f"allowed in this trial (it needs the {_need(removed[0])!r} "
+                          "allowance); declare tools the client runs itself")
+        dropped.extend(f"tool:{where}{kind}" for kind in removed)
     elif tools is not None:
         raise Refused("the body field 'tools' must be a list")
     return out
