@@ -309,10 +309,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             req, headers, dropped = forward_policy(wire, req, self._headers(), session.allow)
             record.dropped = dropped or None
-            refusal = None
-            if record.counted and (why := session.begin(record, session.upstream.upper_bound(
-                    wire, req))) is not None:
-                refusal = f"the trial's budget is exhausted ({why})"
+            bound = session.upstream.upper_bound(wire, req)
+            refusal = session.begin(record, bound) if record.counted else None
         except Refused as e:
             refusal = f"request refused: {e}"
         if refusal is not None:

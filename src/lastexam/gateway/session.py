@@ -88,10 +88,13 @@ class Session:
         with self._lock:
             if self.closed.is_set():
                 return "the trial's session is closed"
-            why = self.summary.budget_exhausted or self._over_budget(bound)
-            if why is None:
-                self._open[call.seq] = _Open(call, bound, self.cost(bound) or 0.0)
-            return why
+            if self.summary.budget_exhausted:
+                return f"the trial's budget is exhausted ({self.summary.budget_exhausted})"
+            why = self._over_budget(bound)
+            if why is not None:
+                return f"the trial's budget cannot cover this call: {why}"
+            self._open[call.seq] = _Open(call, bound, self.cost(bound) or 0.0)
+            return None
 
     def _over_budget(self, bound: Usage) -> str | None:
         s, b = self.summary, self.budget
