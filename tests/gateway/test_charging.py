@@ -142,10 +142,21 @@ def test_budget_reserves_the_upper_bound_before_forwarding(
     assert "could use up to" in out["error"]["message"]
     assert "--max-tokens 5000" in out["error"]["message"]
     assert provider.seen == []  # never forwarded
-    path, body, headers = anthropic(session.token, max_tokens=1000, stream=False)
-    assert client.post(path, json.loads(body), headers)[0] == 200  # a call that fits goes
+    # It could not fit even alone: the budget is spent as far as the agent's calls go, and
+    # the trial ends as over its budget.
     summary = gateway.close_session(session.token)
-    assert summary.refused_calls == 1 and summary.model_calls == 1
+    assert summary.refused_calls == 1 and summary.model_calls == 0
+    assert summary.budget_exhausted and "--max-tokens 5000" in summary.budget_exhausted
+
+
+def test_a_call_that_fits_goes(gateway: Gateway, client: Client, provider,
+                               tmp_path: Path) -> None:
+    session = gateway.open_session("t", MODEL, Budget(max_tokens=5000), tmp_path / "l.jsonl")
+    path, body, headers = anthropic(session.token, max_tokens=1000, stream=False)
+    assert client.post(path, json.loads(body), headers)[0] == 200
+    summary = gateway.close_session(session.token)
+    assert summary.model_calls == 1 and summary.usage == USAGE  # 4,700 of 5,000
+    assert summary.budget_exhausted is None
 
 
 def test_calls_in_flight_hold_their_reservation(gateway: Gateway, provider,
@@ -160,6 +171,7 @@ def test_calls_in_flight_hold_their_reservation(gateway: Gateway, provider,
     status, out, _ = second.post(path, json.loads(body), headers)
     assert status == 400 and "held by calls in flight" in out["error"]["message"]
     assert len(provider.seen) == 1
+    assert session.summary.budget_exhausted is None  # it fits once the first is settled
     provider.release.set()
     read_until(first, b"message_stop")
     first.close()

@@ -90,17 +90,20 @@ class Session:
                 return "the trial's session is closed"
             if self.summary.budget_exhausted:
                 return f"the trial's budget is exhausted ({self.summary.budget_exhausted})"
-            why = self._over_budget(bound)
+            why = self._over_budget(bound, list(self._open.values()))
             if why is not None:
+                alone = self._over_budget(bound, [])
+                if alone is not None:  # not even once the calls in flight are settled
+                    self.summary.budget_exhausted = f"budget cannot cover the next call: {alone}"
                 return f"the trial's budget cannot cover this call: {why}"
             self._open[call.seq] = _Open(call, bound, self.cost(bound) or 0.0)
             return None
 
-    def _over_budget(self, bound: Usage) -> str | None:
+    def _over_budget(self, bound: Usage, in_flight: list[_Open]) -> str | None:
         s, b = self.summary, self.budget
         if not bound.total_tokens:
             return None
-        held = sum((o.bound for o in self._open.values()), Usage())
+        held = sum((o.bound for o in in_flight), Usage())
         if b.max_tokens is not None:
             total = s.usage.total_tokens + held.total_tokens + bound.total_tokens
             if total > b.max_tokens:
@@ -114,7 +117,7 @@ class Session:
             cost = self.cost(bound)
             if cost is None or not self._cost_known:
                 return "cost budget cannot be enforced: the price of a call is unknown"
-            spent = (s.cost_usd or 0.0) + sum(o.bound_cost for o in self._open.values())
+            spent = (s.cost_usd or 0.0) + sum(o.bound_cost for o in in_flight)
             if spent + cost > b.max_cost_usd:
                 return (
                     f"this call could cost up to ${cost:.4f}; with ${spent:.4f} spent or held "
