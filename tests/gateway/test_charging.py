@@ -149,6 +149,20 @@ def test_budget_reserves_the_upper_bound_before_forwarding(
     assert summary.budget_exhausted and "--max-tokens 5000" in summary.budget_exhausted
 
 
+@pytest.mark.parametrize("limits", [{"max_completion_tokens": 10, "max_tokens": 9000},
+                                    {"max_tokens": 9000.0}], ids=["two-limits", "float"])
+def test_the_largest_output_limit_is_reserved(gateway: Gateway, client: Client, provider,
+                                              tmp_path: Path, limits: dict) -> None:
+    session = gateway.open_session("t", "openai:gpt-5", Budget(max_tokens=5000),
+                                   tmp_path / "l.jsonl")
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], **limits}
+    status, out, _ = client.post("/v1/chat/completions", body,
+                                 {"authorization": f"Bearer {session.token}"})
+    assert status == 400 and "of output at its limit" in out["error"]["message"]
+    assert provider.seen == []
+    gateway.close_session(session.token)
+
+
 def test_a_call_that_fits_goes(gateway: Gateway, client: Client, provider,
                                tmp_path: Path) -> None:
     session = gateway.open_session("t", MODEL, Budget(max_tokens=5000), tmp_path / "l.jsonl")

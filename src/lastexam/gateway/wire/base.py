@@ -151,20 +151,20 @@ class Wire(ABC):
         """False for requests that only count tokens."""
         return True
 
-    # The body field holding the client's output limit (a path of keys, first found wins).
+    # The body fields that limit the answer's output, as paths of keys.
     max_output_fields: tuple[tuple[str, ...], ...] = (("max_tokens",),)
 
     def upper_bound(self, req: WireRequest) -> Usage:
         """The most a provider can bill for this request: its input estimated from the body's
-        size, its output at the client's limit (DEFAULT_MAX_OUTPUT when it sets none)."""
-        limit = None
+        size, its output at the largest limit the client set (DEFAULT_MAX_OUTPUT if none)."""
+        limits = [0]
         for path in self.max_output_fields:
             value: Any = req.body
             for key in path:
                 value = value.get(key) if isinstance(value, dict) else None
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                limit = value
-                break
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                limits.append(int(value))
+        limit = max(limits)
         return Usage(input_tokens=-(-req.size // BYTES_PER_TOKEN_BOUND),
                      output_tokens=limit or DEFAULT_MAX_OUTPUT)
 
