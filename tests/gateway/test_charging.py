@@ -149,17 +149,23 @@ def test_budget_reserves_the_upper_bound_before_forwarding(
     assert summary.budget_exhausted and "--max-tokens 5000" in summary.budget_exhausted
 
 
-@pytest.mark.parametrize("limits", [{"max_completion_tokens": 10, "max_tokens": 9000},
-                                    {"max_tokens": 9000.0}], ids=["two-limits", "float"])
 def test_the_largest_output_limit_is_reserved(gateway: Gateway, client: Client, provider,
-                                              tmp_path: Path, limits: dict) -> None:
-    session = gateway.open_session("t", "openai:gpt-5", Budget(max_tokens=5000),
+                                              tmp_path: Path) -> None:
+    session = gateway.open_session("t", "openai:gpt-5", Budget(max_tokens=20_000),
                                    tmp_path / "l.jsonl")
-    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], **limits}
-    status, out, _ = client.post("/v1/chat/completions", body,
-                                 {"authorization": f"Bearer {session.token}"})
-    assert status == 400 and "of output at its limit" in out["error"]["message"]
+    auth = {"authorization": f"Bearer {session.token}"}
+    msgs = [{"role": "user", "content": "hi"}]
+    two = {"model": "m", "messages": msgs, "max_completion_tokens": 10, "max_tokens": 30_000}
+    status, out, _ = client.post("/v1/chat/completions", two, auth)
+    assert status == 400 and "30000 of output at its limit" in out["error"]["message"]
     assert provider.seen == []
+    gateway.close_session(session.token)
+    # A limit written as a float is read (else the 32,768 default would be reserved).
+    session = gateway.open_session("t2", "openai:gpt-5", Budget(max_tokens=20_000),
+                                   tmp_path / "l2.jsonl")
+    auth = {"authorization": f"Bearer {session.token}"}
+    assert client.post("/v1/chat/completions", {"model": "m", "messages": msgs,
+                                                 "max_tokens": 9000.0}, auth)[0] == 200
     gateway.close_session(session.token)
 
 
