@@ -60,6 +60,7 @@ FORBIDDEN = {
         {"type": "mcp", "server_label": "x", "server_url": "https://mcp.example.com"}]}, "mcp"),
     "responses-computer-use": ("/v1/responses", {"tools": [
         {"type": "computer_use_preview"}]}, "computer_use_preview"),
+    "responses-string-tool": ("/v1/responses", {"tools": ["web_search"]}, "str entry"),
     "responses-service-tier": ("/v1/responses", {"service_tier": "priority"}, "service_tier"),
     "gemini-google-search": (GEMINI, {"tools": [{"googleSearch": {}}]}, "googleSearch"),
     "gemini-snake-case": (GEMINI, {"tools": [{"google_search": {}}]}, "google_search"),

@@ -113,7 +113,7 @@ def _filter_tools(wire: str, tools: list[Any], allow: Allowances,
     n_client = 0
     for tool in tools:
         if not isinstance(tool, dict):
-            kept.append(tool)
+            removed.append(f"{type(tool).__name__} entry")  # no wire declares tools so
             continue
         if wire == "gemini":
             entry = {}
@@ -168,9 +168,9 @@ def _filter_body(wire: str, body: dict[str, Any], allow: Allowances,
         out["tools"], n_client = _filter_tools(wire, tools, allow, removed)
         if removed and not n_client:
             # A request for the provider-side tool alone (a client's search sub-request).
-            raise Refused(f"the tool {removed[0]!r} runs on the provider's side and is not "
-                          f"allowed in this trial (it needs the {_need(removed[0])!r} "
-                          "allowance); declare tools the client runs itself")
+            raise Refused(f"the tool {removed[0]!r} is not one the client runs: tools the "
+                          "provider runs (search, fetch, code execution, MCP) are not allowed "
+                          f"in this trial (they need the {_need(removed[0])!r} allowance)")
         dropped.extend(f"tool:{where}{kind}" for kind in removed)
     elif tools is not None:
         raise Refused("the body field 'tools' must be a list")
