@@ -175,3 +175,33 @@ def test_the_gateway_logs_an_overlong_call_without_bodies(
     assert record["request"] is None and "bodies not logged" in record["error"]
     assert record["usage"]["output_tokens"] == 200
     gateway.close_session(session.token)
+
+
+def test_a_sandbox_holds_at_most_two_bodies_at_the_cap(tmp_path: Path, provider) -> None:
+    """Bodies under the cap still cost memory once parsed: a sandbox's requests in flight
+    may hold two caps' worth of body; a further request waits before its body is read."""
+    import time
+
+    with Gateway(tmp_path / "gw" / "gateway.sock", max_body=1024 * 1024) as gateway:
+        session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
+                                       tmp_path / "l.jsonl")
+        body = {"model": "m", "max_tokens": 10,
+                "messages": [{"role": "user", "content": "x" * 700_000}]}
+        provider.hold_after = 0  # every answer waits until released
+        statuses: list[int] = []
+
+        def call() -> None:
+            statuses.append(Client(gateway.socket_path).post(
+                "/v1/messages", body, {"x-api-key": session.token})[0])
+
+        threads = [threading.Thread(target=call) for _ in range(3)]
+        for t in threads:
+            t.start()
+        wait_for(lambda: len(provider.seen) >= 2, "two requests at the provider")
+        time.sleep(1)  # room for a third to arrive, were it let through
+        assert len(provider.seen) == 2
+        provider.release.set()
+        for t in threads:
+            t.join(60)
+        assert statuses == [200, 200, 200] and len(provider.seen) == 3
+        gateway.close_session(session.token)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import threading
+from collections.abc import Iterator
 from typing import IO, Any
 
 from lastexam.errors import LastexamError
@@ -13,6 +15,7 @@ from lastexam.errors import LastexamError
 MAX_BODY = 8 * 1024 * 1024  # the default cap, in bytes
 MAX_BODY_ENV = "LASTEXAM_GATEWAY_MAX_BODY_MB"  # the host's setting, in MB
 DRAIN_BYTES, DRAIN_TIMEOUT_S = 1024 * 1024, 0.5  # read and dropped after a 413
+BODIES_IN_FLIGHT = 2  # a sandbox's requests in flight hold at most this many caps of body
 
 
 class TooLarge(Exception):
@@ -62,3 +65,38 @@ def drain(connection: socket.socket, rfile: Any) -> None:
         for _ in range(DRAIN_BYTES // 65536):
             if not rfile.read1(65536):
                 break
+
+
+def expected_size(headers: Any, cap: int) -> int:
+    """The body bytes a request will hold: its length, or the cap for a chunked body (0 for
+    one that will be refused)."""
+    if "chunked" in (headers.get("transfer-encoding") or "").lower():
+        return cap
+    try:
+        length = int(headers.get("content-length") or 0)
+    except ValueError:
+        return 0
+    return length if 0 <= length <= cap else 0
+
+
+class BodyBytes:
+    """The bytes of request bodies one sandbox has in flight: a request waits for room before
+    its body is read, and holds it until answered; a request alone always has room."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.used = 0
+        self._room = threading.Condition()
+
+    @contextlib.contextmanager
+    def hold(self, n: int) -> Iterator[None]:
+        with self._room:
+            while self.used and self.used + n > self.limit:
+                self._room.wait()
+            self.used += n
+        try:
+            yield
+        finally:
+            with self._room:
+                self.used -= n
+                self._room.notify_all()

@@ -24,7 +24,15 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 
 from lastexam.errors import LastexamError
-from lastexam.gateway.limits import TooLarge, drain, max_body_from_env, read_body
+from lastexam.gateway.limits import (
+    BODIES_IN_FLIGHT,
+    BodyBytes,
+    TooLarge,
+    drain,
+    expected_size,
+    max_body_from_env,
+    read_body,
+)
 from lastexam.gateway.models import Allowances, Budget, CallRecord, SessionSummary
 from lastexam.gateway.policy import Refused, forward_policy
 from lastexam.gateway.prices import PriceTable, price_table
@@ -57,6 +65,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self._caps_lock = threading.Lock()
         self._connections: dict[str, int] = {}
         self._in_flight: dict[str, threading.BoundedSemaphore] = {}
+        self._body_bytes: dict[str, BodyBytes] = {}
         self._peer_of: dict[int, str] = {}
 
     def process_request(self, request: Any, client_address: Any) -> None:
@@ -88,6 +97,15 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             if peer not in self._in_flight:
                 self._in_flight[peer] = threading.BoundedSemaphore(MAX_IN_FLIGHT_PER_SANDBOX)
             return self._in_flight[peer]
+
+    def body_bytes(self, request: Any) -> BodyBytes:
+        """The bytes of request bodies the sandbox has in flight."""
+        with self._caps_lock:
+            peer = self._peer_of.get(id(request), "")
+            if peer not in self._body_bytes:
+                limit = BODIES_IN_FLIGHT * self.gateway.max_body
+                self._body_bytes[peer] = BodyBytes(limit)
+            return self._body_bytes[peer]
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hangs up or sends garbage is its own problem; nothing to print
@@ -254,7 +272,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._plain(404, b'{"error": "not found"}', "application/json")
 
     def do_POST(self) -> None:
-        with self.server.in_flight(self.request):
+        size = expected_size(self.headers, self.server.gateway.max_body)
+        with self.server.in_flight(self.request), self.server.body_bytes(self.request).hold(size):
             self._post()
 
     def _post(self) -> None:
