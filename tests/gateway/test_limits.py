@@ -205,3 +205,26 @@ def test_a_sandbox_holds_at_most_two_bodies_at_the_cap(tmp_path: Path, provider)
             t.join(60)
         assert statuses == [200, 200, 200] and len(provider.seen) == 3
         gateway.close_session(session.token)
+
+
+def test_many_clients_connect_at_once(gateway: Gateway) -> None:
+    """The run's trials share one gateway: a burst of connections is queued, not refused
+    (with the default listen backlog of 5, 16 of these 40 failed with EAGAIN)."""
+    errors: list[str] = []
+
+    def one() -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(10)  # a socket with a timeout connects without blocking
+        try:
+            sock.connect(str(gateway.socket_path))
+        except OSError as e:
+            errors.append(type(e).__name__)
+        finally:
+            sock.close()
+
+    threads = [threading.Thread(target=one) for _ in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == []

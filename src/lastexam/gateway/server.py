@@ -58,6 +58,9 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    # The listen backlog: the default 5 made connects fail (EAGAIN) when a few clients of the
+    # run's trials connected at once.
+    request_queue_size = 256
     gateway: Gateway
 
     def server_activate(self) -> None:
