@@ -97,12 +97,33 @@ lying = socket.socket(socket.AF_UNIX); lying.connect(SOCK)
 lying.sendall(b"POST /v1/chat/completions HTTP/1.1\\r\\nContent-Length: 5000\\r\\n\\r\\n{")
 print("lying sent")
 print("junk", post({"authorization": "Bearer " + OWN}, body=[1, 2])[0])
+chunked = socket.socket(socket.AF_UNIX); chunked.connect(SOCK)
+chunked.sendall(b"POST /v1/chat/completions HTTP/1.1\\r\\nAuthorization: Bearer " + OWN.encode()
+                + b"\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n")
+try:
+    for _ in range(63):
+        chunked.sendall(b"100000\\r\\n" + b"x" * 0x100000 + b"\\r\\n")
+except OSError:
+    pass
+print("chunked", chunked.recv(200).split(b"\\r\\n")[0].decode())
+'''
+
+PROVIDER_TOOLS = CLIENT + '''
+auth = {"authorization": "Bearer " + OWN}
+print("search", post(auth, body=dict(BODY, tools=[{"type": "web_search"}]))[0])
+mcp = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+       "mcp_servers": [{"type": "url", "url": "https://mcp.example.com/sse", "name": "x"}]}
+print("mcp", post({"x-api-key": OWN}, "/v1/messages", mcp)[0])
+fetch = dict(mcp, mcp_servers=None, tools=[{"type": "web_fetch_20250910", "name": "web_fetch"}])
+print("fetch", post({"x-api-key": OWN}, "/v1/messages", fetch)[0])
 '''
 
 ATTACKS = {
     "gw-forged-token": (FORGED, ("forgery done",), ("forged 200", "FOUND")),
     "gw-connection-flood": (FLOOD, ("flood held", "after flood 401"), ()),
-    "gw-oversize-request": (OVERSIZE, ("oversize HTTP/1.1 413", "lying sent", "junk 400"), ()),
+    "gw-oversize-request": (OVERSIZE, ("oversize HTTP/1.1 413", "lying sent", "junk 400",
+                                       "chunked HTTP/1.1 413"), ()),
+    "gw-provider-tools": (PROVIDER_TOOLS, ("search 400", "mcp 400", "fetch 400"), ()),
 }
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from lastexam.errors import LastexamError
 from lastexam.gateway.models import Usage
 from lastexam.gateway.prices import price_table
 from lastexam.gateway.providers import parse_model
@@ -36,7 +37,7 @@ def test_model_names() -> None:
     assert parse_model("openrouter:anthropic/claude-sonnet-4.5").model == "anthropic/claude-sonnet-4.5"
     assert parse_model("scripted:x.yaml").model == str(Path("x.yaml").resolve())
     for bad in ("claude-sonnet-4-5", "nosuch:model", "openai:"):
-        with pytest.raises(Exception, match="model"):
+        with pytest.raises(LastexamError, match="model"):
             parse_model(bad)
 
 

@@ -5,74 +5,14 @@ usage and cost are counted, provider errors reach the client."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
-from lastexam.gateway.models import Budget, Usage
+from lastexam.gateway.models import Budget
 from lastexam.gateway.server import Gateway
-from lastexam.gateway.wire import WIRES, Reply
 
-from .conftest import Client
-
-KEY = "sk-fake-FORWARDING-KEY-0123456789"
-USAGE = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=3000, cache_write_tokens=500)
-
-
-class FakeProvider(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    seen: ClassVar[list[dict]] = []
-    fail_with: int | None = None
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        FakeProvider.seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
-        if FakeProvider.fail_with:
-            out = b'{"error": {"type": "overloaded_error", "message": "busy"}}'
-            self.send_response(FakeProvider.fail_with)
-            self.send_header("content-length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
-            return
-        wire = WIRES["anthropic"] if "/messages" in self.path else (
-            WIRES["chat"] if "/chat/" in self.path else WIRES["gemini"])
-        stream = bool(body.get("stream")) or "stream" in self.path
-        if wire.name == "chat" and stream and not body.get("stream_options", {}).get("include_usage"):
-            usage = Usage()
-        else:
-            usage = USAGE
-        chunks = list(wire.render(Reply(text="hello from upstream", usage=usage), "upstream-model",
-                                  stream))
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream" if stream else "application/json")
-        data = b"".join(chunks)
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-@pytest.fixture
-def provider(monkeypatch: pytest.MonkeyPatch):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeProvider)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setenv("LASTEXAM_ANTHROPIC_BASE_URL", base)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", base + "/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("LASTEXAM_GEMINI_BASE_URL", base)
-    monkeypatch.setenv("GEMINI_API_KEY", KEY)
-    FakeProvider.seen = []
-    FakeProvider.fail_with = None
-    yield FakeProvider
-    server.shutdown()
-    server.server_close()
+from .conftest import KEY, USAGE, Client
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
@@ -83,7 +23,8 @@ def test_anthropic_forwarding(gateway: Gateway, client: Client, provider, tmp_pa
     body = {"model": "claude-3-haiku", "max_tokens": 10, "stream": stream,
             "messages": [{"role": "user", "content": "hi"}]}
     status, out, _ = client.post("/v1/messages?beta=true", body,
-                                 {"x-api-key": session.token, "anthropic-beta": "x-2025"})
+                                 {"x-api-key": session.token,
+                                  "anthropic-beta": "interleaved-thinking-2025-05-14"})
     assert status == 200
     if stream:
         assert out[0]["type"] == "message_start" and out[-1]["type"] == "message_stop"
@@ -93,7 +34,7 @@ def test_anthropic_forwarding(gateway: Gateway, client: Client, provider, tmp_pa
     assert sent["path"] == "/v1/messages"
     assert sent["headers"]["x-api-key"] == KEY
     assert session.token not in json.dumps(sent)
-    assert sent["headers"]["anthropic-beta"] == "x-2025"
+    assert sent["headers"]["anthropic-beta"] == "interleaved-thinking-2025-05-14"
     assert sent["body"]["model"] == "claude-sonnet-4-5"  # the trial's model, not the client's
     summary = gateway.close_session(session.token)
     assert summary.usage == USAGE

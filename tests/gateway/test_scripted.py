@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lastexam.gateway.models import Budget
+from lastexam.gateway.models import Budget, Usage
 from lastexam.gateway.server import Gateway
 from lastexam.trajectory import read_calls
 
@@ -143,7 +143,10 @@ def test_script_drives_each_wire(gateway: Gateway, client: Client, tmp_path: Pat
     calls_logged = read_calls(log)
     assert [c.status for c in calls_logged] == [200, 200, 200]
     assert all(c.wire == wire and c.stream == stream for c in calls_logged)
-    assert calls_logged[0].usage == calls_logged[0].usage.model_copy()
+    # Each call's own usage is logged, and the summary is their sum.
+    assert all(c.usage is not None and c.usage.output_tokens > 0 for c in calls_logged)
+    assert sum((c.usage for c in calls_logged), Usage()) == summary.usage
+    assert not any(c.estimated for c in calls_logged)
     assert calls_logged[0].latency_ms > 0
 
 

@@ -12,6 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# The longest line of a gateway log: the gateway writes longer calls without their bodies,
+# and readers skip longer lines without holding them.
+MAX_LOG_LINE = 16 * 1024 * 1024
+
 
 class Usage(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -50,6 +54,18 @@ class Budget(BaseModel):
     max_tokens: int | None = Field(None, gt=0)
 
 
+class Allowances(BaseModel):
+    """Capabilities a session may forward to the provider; each is refused unless allowed
+    (by the task or experiment that opens the session). See gateway/policy.py."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    server_tools: bool = False  # tools the provider runs: web search and fetch, code execution
+    mcp: bool = False  # remote MCP servers the provider connects to
+    service_tier: bool = False  # a paid tier other than the default
+    beta: bool = False  # anthropic-beta / openai-beta values outside the harmless list
+
+
 class CallRecord(BaseModel):
     """One model call as the gateway saw it (one line of the trial's gateway log)."""
 
@@ -67,6 +83,10 @@ class CallRecord(BaseModel):
     ttfb_ms: float | None = None  # request received -> first body byte sent
     usage: Usage | None = None  # None when the call failed before any usage was reported
     cost_usd: float | None = None  # None when the price is unknown
+    # True when usage is an upper bound, not the provider's count: the stream was cut, the
+    # trial ended with the call open, or the answer reported no usage.
+    estimated: bool = False
+    dropped: list[str] | None = None  # body fields and header values not forwarded
     counted: bool = True  # False for requests that are not model calls (token counting)
     error: str | None = None
     request: Any = None
@@ -81,7 +101,8 @@ class SessionSummary(BaseModel):
     model: str
     model_calls: int = 0
     failed_calls: int = 0
-    refused_calls: int = 0  # refused by the budget
+    refused_calls: int = 0  # refused by the budget or the forwarding policy
+    estimated_calls: int = 0  # calls charged an upper bound (see CallRecord.estimated)
     usage: Usage = Usage()
     cost_usd: float | None = None  # None when any call's price is unknown
     price_table: str | None = None  # version of the price table used

@@ -67,6 +67,10 @@ class ScriptedUpstream:
             self._next += 1
             return turn
 
+    def upper_bound(self, wire: Wire, req: WireRequest) -> Usage:
+        """Nothing: a script bills no one (what its turns claim is charged when answered)."""
+        return Usage()
+
     def call(self, wire: Wire, req: WireRequest, headers: dict[str, str], sink: Sink) -> Outcome:
         if not wire.is_model_call(req):
             return self._count(wire, req, sink)
@@ -90,11 +94,14 @@ class ScriptedUpstream:
             )
             reply.usage = Usage(input_tokens=estimate_tokens(req.size),
                                 output_tokens=estimate_tokens(out_bytes))
-        sink.start(200, "text/event-stream" if stream else "application/json", stream)
-        chunks = []
-        for chunk in wire.render(reply, self.name, stream):
-            sink.write(chunk)
-            chunks.append(chunk)
+        chunks = list(wire.render(reply, self.name, stream))
+        try:
+            sink.start(200, "text/event-stream" if stream else "application/json", stream)
+            for chunk in chunks:
+                sink.write(chunk)
+        except OSError as e:  # the client hung up: the script's usage is still known exactly
+            return Outcome(200, self.name, reply.usage, _logged(chunks, stream),
+                           f"the stream was cut on the client's side ({type(e).__name__})")
         return Outcome(200, self.name, reply.usage, _logged(chunks, stream))
 
     def _reply(self, turn: ScriptTurn | None, wire: Wire, req: WireRequest) -> Reply:

@@ -24,15 +24,25 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 
 from lastexam.errors import LastexamError
-from lastexam.gateway.models import Budget, CallRecord, SessionSummary
+from lastexam.gateway.limits import (
+    BODIES_IN_FLIGHT,
+    BodyBytes,
+    TooLarge,
+    drain,
+    expected_size,
+    max_body_from_env,
+    read_body,
+)
+from lastexam.gateway.models import Allowances, Budget, CallRecord, SessionSummary
+from lastexam.gateway.policy import Refused, forward_policy
 from lastexam.gateway.prices import PriceTable, price_table
 from lastexam.gateway.providers import PROVIDERS, ModelSpec, parse_model
 from lastexam.gateway.scripted import ScriptedUpstream, load_script
 from lastexam.gateway.session import Session
+from lastexam.gateway.sink import ChunkSink
 from lastexam.gateway.upstream import UPSTREAM_TIMEOUT, HttpUpstream, Outcome
 from lastexam.gateway.wire import Wire, WireRequest, wire_for_path
 
-MAX_BODY = 64 * 1024 * 1024
 MAX_CONNECTIONS_PER_SANDBOX = 64  # further connections are closed at once
 MAX_IN_FLIGHT_PER_SANDBOX = 8  # further requests wait before their body is read
 IDLE_TIMEOUT_S = 600  # a connection silent this long (reading or writing) is closed
@@ -48,6 +58,9 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    # The listen backlog: the default 5 made connects fail (EAGAIN) when a few clients of the
+    # run's trials connected at once.
+    request_queue_size = 256
     gateway: Gateway
 
     def server_activate(self) -> None:
@@ -55,6 +68,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self._caps_lock = threading.Lock()
         self._connections: dict[str, int] = {}
         self._in_flight: dict[str, threading.BoundedSemaphore] = {}
+        self._body_bytes: dict[str, BodyBytes] = {}
         self._peer_of: dict[int, str] = {}
 
     def process_request(self, request: Any, client_address: Any) -> None:
@@ -87,6 +101,15 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
                 self._in_flight[peer] = threading.BoundedSemaphore(MAX_IN_FLIGHT_PER_SANDBOX)
             return self._in_flight[peer]
 
+    def body_bytes(self, request: Any) -> BodyBytes:
+        """The bytes of request bodies the sandbox has in flight."""
+        with self._caps_lock:
+            peer = self._peer_of.get(id(request), "")
+            if peer not in self._body_bytes:
+                limit = BODIES_IN_FLIGHT * self.gateway.max_body
+                self._body_bytes[peer] = BodyBytes(limit)
+            return self._body_bytes[peer]
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hangs up or sends garbage is its own problem; nothing to print
 
@@ -102,8 +125,10 @@ def _peer_sandbox(sock: socket.socket) -> str:
 
 
 class Gateway:
-    def __init__(self, socket_path: Path, prices: PriceTable | None = None):
+    def __init__(self, socket_path: Path, prices: PriceTable | None = None,
+                 max_body: int | None = None):
         self.socket_path = socket_path
+        self.max_body = max_body or max_body_from_env()  # bytes
         self.prices = prices or price_table()
         self._sessions: dict[str, Session] = {}
         self._closed: set[str] = set()
@@ -157,7 +182,8 @@ class Gateway:
 
     # sessions ----------------------------------------------------------------------------
     def open_session(
-        self, trial_id: str, model: str, budget: Budget, log_path: Path
+        self, trial_id: str, model: str, budget: Budget, log_path: Path,
+        allow: Allowances | None = None,
     ) -> Session:
         spec = parse_model(model)
         if spec.scripted:
@@ -167,7 +193,8 @@ class Gateway:
         else:
             upstream = HttpUpstream(PROVIDERS[spec.provider], spec.model, self.http_client())
             price_as = (spec.provider, spec.model)
-        session = Session(trial_id, spec, upstream, budget, log_path, self.prices, price_as)
+        session = Session(trial_id, spec, upstream, budget, log_path, self.prices, price_as,
+                          allow)
         with self._lock:
             self._sessions[session.token] = session
         return session
@@ -248,19 +275,26 @@ class _Handler(BaseHTTPRequestHandler):
             self._plain(404, b'{"error": "not found"}', "application/json")
 
     def do_POST(self) -> None:
-        with self.server.in_flight(self.request):
+        size = expected_size(self.headers, self.server.gateway.max_body)
+        with self.server.in_flight(self.request), self.server.body_bytes(self.request).hold(size):
             self._post()
 
     def _post(self) -> None:
         received = time.monotonic()
         parts = urlsplit(self.path)
         query = dict(parse_qsl(parts.query))
-        length = int(self.headers.get("content-length") or 0)
-        if length > MAX_BODY:
+        cap = self.server.gateway.max_body
+        try:
+            raw = read_body(self.rfile, self.headers, cap)
+        except (TooLarge, ValueError) as e:
             self.close_connection = True
-            self._plain(413, b'{"error": "request too large"}', "application/json")
+            too_large = isinstance(e, TooLarge)
+            why = f"request body over {cap} bytes" if too_large else "bad body framing"
+            self._plain(413 if too_large else 400, json.dumps({"error": why}).encode(),
+                        "application/json")
+            self.wfile.flush()
+            drain(self.connection, self.rfile)
             return
-        raw = self.rfile.read(length) if length else b""
         wire = wire_for_path(parts.path)
         if wire is None:
             self._plain(404, b'{"error": "no such API path on the lastexam gateway"}',
@@ -280,6 +314,13 @@ class _Handler(BaseHTTPRequestHandler):
         req = WireRequest(parts.path, query, body, len(raw))
         self._serve(session, wire, req, received)
 
+    def _headers(self) -> dict[str, str]:
+        """Lower-cased names; a header sent more than once has its values joined by commas."""
+        out: dict[str, str] = {}
+        for k, v in self.headers.items():
+            out[k.lower()] = f"{out[k.lower()]},{v}" if k.lower() in out else v
+        return out
+
     def _serve(self, session: Session, wire: Wire, req: WireRequest, received: float) -> None:
         record = CallRecord(
             seq=session.next_seq(), started_at=now_iso(), wire=wire.name, path=req.path,
@@ -287,32 +328,37 @@ class _Handler(BaseHTTPRequestHandler):
             model=session.spec.text, status=0, latency_ms=0.0,
             counted=wire.is_model_call(req), request=req.body,
         )
-        refusal = session.refusal() if record.counted else None
+        try:
+            req, headers, dropped = forward_policy(wire, req, self._headers(), session.allow)
+            record.dropped = dropped or None
+            bound = session.upstream.upper_bound(wire, req)
+            refusal = session.begin(record, bound) if record.counted else None
+        except Refused as e:
+            refusal = f"request refused: {e}"
         if refusal is not None:
-            message = f"lastexam gateway: the trial's budget is exhausted ({refusal})"
+            message = f"lastexam gateway: {refusal}"
             record.status, record.error = 400, message
             record.latency_ms = round((time.monotonic() - received) * 1000, 3)
             session.record(record, refused=True)
             self._error(wire, 400, message)
             return
-        sink = _ChunkSink(self, received)
-        headers = {k.lower(): v for k, v in self.headers.items()}
+        sink = ChunkSink(self, received, session.closed)
         try:
             outcome = session.upstream.call(wire, req, headers, sink)
         except Exception as e:
-            outcome = Outcome(500, session.spec.text, None, None, f"{type(e).__name__}: {e}")
+            outcome = Outcome(500, session.spec.text, None, None, f"{type(e).__name__}: {e}",
+                              complete=False)
             if not sink.started:
                 self._error(wire, 500, f"lastexam gateway: {outcome.error}")
         record.status, record.error = outcome.status, outcome.error
-        record.usage, record.response = outcome.usage, outcome.response
-        record.cost_usd = session.cost(outcome.usage)
+        record.response = outcome.response
         record.ttfb_ms = sink.ttfb_ms
         record.latency_ms = round((time.monotonic() - received) * 1000, 3)
         # Counted before the answer's last byte leaves: once a client has its answer, the trial
         # may end and close the session at any moment.
-        session.record(record)
+        session.settle(record, outcome.usage, outcome.complete)
         sink.finish()
-        if outcome.status >= 500 and outcome.error and "BrokenPipe" in outcome.error:
+        if not outcome.complete:
             self.close_connection = True
 
     def _plain(self, status: int, body: bytes, ctype: str = "text/plain") -> None:
@@ -326,55 +372,3 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, wire: Wire, status: int, message: str) -> None:
         self._plain(status, json.dumps(wire.error_body(status, message)).encode(),
                     "application/json")
-
-
-class _ChunkSink:
-    """Writes to the client: one body with a length (held until `finish`), or chunked
-    transfer for a stream (sent as it comes; `finish` sends the closing chunk)."""
-
-    def __init__(self, handler: _Handler, received: float):
-        self.h = handler
-        self.received = received
-        self.started = False
-        self.stream = False
-        self.ttfb_ms: float | None = None
-        self._body: bytes | None = None
-        self._status = 200
-        self._ctype = "application/json"
-
-    def start(self, status: int, content_type: str, stream: bool) -> None:
-        self.started, self.stream = True, stream
-        self._status, self._ctype = status, content_type
-        if stream:
-            h = self.h
-            h.send_response(status)
-            h.send_header("content-type", content_type)
-            h.send_header("cache-control", "no-cache")
-            h.send_header("transfer-encoding", "chunked")
-            h.end_headers()
-            h.wfile.flush()
-
-    def write(self, chunk: bytes) -> None:
-        if self.ttfb_ms is None:
-            self.ttfb_ms = round((time.monotonic() - self.received) * 1000, 3)
-        if not self.stream:
-            self._body = chunk
-        elif chunk:
-            self.h.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-            self.h.wfile.flush()
-
-    def finish(self) -> None:
-        if not self.started:
-            return
-        h = self.h
-        with contextlib.suppress(OSError):
-            if self.stream:
-                h.wfile.write(b"0\r\n\r\n")
-            else:
-                body = self._body or b""
-                h.send_response(self._status)
-                h.send_header("content-type", self._ctype)
-                h.send_header("content-length", str(len(body)))
-                h.end_headers()
-                h.wfile.write(body)
-            h.wfile.flush()

@@ -19,8 +19,6 @@ from lastexam.gateway.wire import SSEParser, Wire, WireRequest
 # retry policy then applies: retrying here too would multiply attempts and hide them.
 CONNECT_RETRIES = 2
 UPSTREAM_TIMEOUT = httpx.Timeout(connect=10.0, read=600.0, write=60.0, pool=60.0)
-# Request headers a client may pass through to the provider (never its credentials).
-PASS_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
 
 
 class Sink(Protocol):
@@ -39,10 +37,17 @@ class Outcome:
     usage: Usage | None = None
     response: Any = None
     error: str | None = None
+    # False when the provider may have billed more than `usage` says: the stream was cut (by
+    # the client, the provider or the trial's end), or the answer never came.
+    complete: bool = True
 
 
 class Upstream(Protocol):
     def call(self, wire: Wire, req: WireRequest, headers: dict[str, str], sink: Sink) -> Outcome: ...
+
+    def upper_bound(self, wire: Wire, req: WireRequest) -> Usage:
+        """The most this upstream can bill for the request."""
+        ...
 
 
 class HttpUpstream:
@@ -53,11 +58,13 @@ class HttpUpstream:
         self.model = model
         self.client = client
 
+    def upper_bound(self, wire: Wire, req: WireRequest) -> Usage:
+        return wire.upper_bound(req)
+
     def _headers(self, wire: Wire, client_headers: dict[str, str]) -> dict[str, str]:
-        headers = {"content-type": "application/json", "accept-encoding": "identity"}
-        for name in PASS_HEADERS:
-            if name in client_headers:
-                headers[name] = client_headers[name]
+        """`client_headers` are those the forwarding policy kept (gateway/policy.py)."""
+        headers = {"content-type": "application/json", "accept-encoding": "identity",
+                   **client_headers}
         if wire.name == "anthropic":
             headers.setdefault("anthropic-version", "2023-06-01")
         key = self.provider.key()
@@ -84,30 +91,40 @@ class HttpUpstream:
                 if attempt == CONNECT_RETRIES:
                     return self._fail(wire, sink, 502, f"cannot reach {self.provider.name}: {e}")
             except httpx.HTTPError as e:
-                return self._fail(wire, sink, 502, f"{self.provider.name} failed: {type(e).__name__}")
+                # Sent, but no whole answer came back: the provider may have billed it.
+                out = self._fail(wire, sink, 502, f"{self.provider.name} failed: {type(e).__name__}")
+                out.complete = False
+                return out
         raise AssertionError("unreachable")
 
     def _relay(self, wire: Wire, resp: httpx.Response, stream: bool, sink: Sink) -> Outcome:
         ctype = resp.headers.get("content-type", "application/json")
         is_sse = "text/event-stream" in ctype
-        sink.start(resp.status_code, ctype, is_sse)
+        error = None if resp.status_code < 400 else f"{self.provider.name} answered {resp.status_code}"
         if is_sse:
             parser = SSEParser()
-            for chunk in resp.iter_bytes():
-                sink.write(chunk)
-                parser.feed(chunk)
+            cut = None
+            try:
+                sink.start(resp.status_code, ctype, True)
+                for chunk in resp.iter_bytes():
+                    parser.feed(chunk)  # first: usage in a chunk the client never gets counts
+                    sink.write(chunk)
+            except OSError as e:  # the client hung up, or the trial ended (see sink.ChunkSink)
+                cut = f"the stream was cut on the client's side ({type(e).__name__}: {e})"
+            except httpx.HTTPError as e:
+                cut = f"{self.provider.name} cut the stream ({type(e).__name__})"
             parser.close()
             usage, response = wire.usage_from_events(parser.events), parser.events
-        else:
-            raw = resp.read()
-            sink.write(raw)
-            try:
-                response = json.loads(raw)
-            except ValueError:
-                response = raw[:4000].decode(errors="replace")
-            usage = wire.usage_from_body(response)
-        error = None if resp.status_code < 400 else f"{self.provider.name} answered {resp.status_code}"
-        return Outcome(resp.status_code, self.model, usage, response, error)
+            return Outcome(resp.status_code, self.model, usage, response, cut or error,
+                           complete=cut is None)
+        raw = resp.read()
+        sink.start(resp.status_code, ctype, False)
+        sink.write(raw)
+        try:
+            response = json.loads(raw)
+        except ValueError:
+            response = raw[:4000].decode(errors="replace")
+        return Outcome(resp.status_code, self.model, wire.usage_from_body(response), response, error)
 
     def _fail(self, wire: Wire, sink: Sink, status: int, message: str) -> Outcome:
         body = wire.error_body(status, f"lastexam gateway: {message}")

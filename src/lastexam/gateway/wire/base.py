@@ -151,6 +151,23 @@ class Wire(ABC):
         """False for requests that only count tokens."""
         return True
 
+    # The body fields that limit the answer's output, as paths of keys.
+    max_output_fields: tuple[tuple[str, ...], ...] = (("max_tokens",),)
+
+    def upper_bound(self, req: WireRequest) -> Usage:
+        """The most a provider can bill for this request: its input estimated from the body's
+        size, its output at the largest limit the client set (DEFAULT_MAX_OUTPUT if none)."""
+        limits = [0]
+        for path in self.max_output_fields:
+            value: Any = req.body
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                limits.append(int(value))
+        limit = max(limits)
+        return Usage(input_tokens=-(-req.size // BYTES_PER_TOKEN_BOUND),
+                     output_tokens=limit or DEFAULT_MAX_OUTPUT)
+
     def with_model(self, req: WireRequest, model: str) -> tuple[str, dict[str, Any]]:
         """Path and body to send upstream so that `model` answers."""
         return req.path, {**req.body, "model": model}
@@ -168,6 +185,13 @@ class Wire(ABC):
                     if d.properties.get(arg, {}).get("type") == "string":
                         return d.name, arg
         return None
+
+
+# An upper-bound estimate of a body's tokens: JSON text rarely packs a token in under two
+# bytes (quotes, keys and escapes count as bytes, not tokens).
+BYTES_PER_TOKEN_BOUND = 2
+# The output bound of a request that sets no limit of its own.
+DEFAULT_MAX_OUTPUT = 32_768
 
 
 def estimate_tokens(n_bytes: int) -> int:

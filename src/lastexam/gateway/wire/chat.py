@@ -33,6 +33,7 @@ def _chunk(cid: str, model: str, created: int, choices: list, usage: Any = None)
 
 class ChatWire(Wire):
     name = "chat"
+    max_output_fields = (("max_completion_tokens",), ("max_tokens",))
 
     def tools(self, req: WireRequest) -> list[ToolDecl]:
         out = []

@@ -26,6 +26,8 @@ def _usage_json(u: Usage) -> dict[str, int]:
 
 class GeminiWire(Wire):
     name = "gemini"
+    max_output_fields = (("generationConfig", "maxOutputTokens"),
+                         ("generation_config", "max_output_tokens"))
     key_header = "x-goog-api-key"
     key_prefix = ""
 

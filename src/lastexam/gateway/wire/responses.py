@@ -48,6 +48,7 @@ def _items(reply: Reply) -> list[dict[str, Any]]:
 
 class ResponsesWire(Wire):
     name = "responses"
+    max_output_fields = (("max_output_tokens",),)
 
     def tools(self, req: WireRequest) -> list[ToolDecl]:
         return [

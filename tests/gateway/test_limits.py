@@ -1,0 +1,230 @@
+"""Attack 7 of issue 9, exhausting the host through the gateway: a 63 MB request body is
+refused with 413 before it is read or parsed (by its Content-Length, or counted as a chunked
+body arrives), and a huge gateway.jsonl is read with bounded memory."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import tracemalloc
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from lastexam.errors import LastexamError
+from lastexam.gateway.models import Budget
+from lastexam.gateway.server import Gateway
+
+from .conftest import Client, wait_for
+
+BIG = 63 * 1024 * 1024
+HEAD = "POST /v1/messages HTTP/1.1\r\nHost: gw\r\nx-api-key: {token}\r\n"
+
+
+def connect(gateway: Gateway) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(20)
+    sock.connect(str(gateway.socket_path))
+    return sock
+
+
+def status_line(sock: socket.socket) -> str:
+    got = b""
+    while b"\r\n" not in got:
+        piece = sock.recv(4096)
+        if not piece:
+            break
+        got += piece
+    return got.split(b"\r\n")[0].decode()
+
+
+def send_in_background(sock: socket.socket, pieces) -> threading.Thread:
+    """Sends until the gateway hangs up (as a client pushing a big body would)."""
+
+    def run() -> None:
+        try:
+            for piece in pieces:
+                sock.sendall(piece)
+        except OSError:
+            pass
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.fixture
+def parse_spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Sizes of the bodies the gateway parsed as JSON."""
+    import lastexam.gateway.server as server
+
+    parsed: list[int] = []
+
+    def loads(raw, *args, **kwargs):
+        parsed.append(len(raw))
+        return json.loads(raw, *args, **kwargs)
+
+    monkeypatch.setattr(server, "json", SimpleNamespace(loads=loads, dumps=json.dumps))
+    return parsed
+
+
+def test_63_mb_body_is_refused_by_its_length(gateway: Gateway, provider, tmp_path: Path,
+                                             parse_spy: list[int]) -> None:
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
+                                   tmp_path / "l.jsonl")
+    sock = connect(gateway)
+    head = HEAD.format(token=session.token) + f"content-length: {BIG}\r\n\r\n"
+    sock.sendall(head.encode())
+    # The answer comes before the body is sent: the gateway never waits for 63 MB.
+    assert status_line(sock) == "HTTP/1.1 413 Request Entity Too Large"
+    filler = b'{"messages": "' + b"x" * (1024 * 1024)
+    send_in_background(sock, [filler] * 63).join(60)
+    sock.close()
+    assert parse_spy == [] and provider.seen == []
+    assert gateway.close_session(session.token).model_calls == 0
+
+
+def test_63_mb_chunked_body_is_counted_and_refused(gateway: Gateway, provider, tmp_path: Path,
+                                                   parse_spy: list[int]) -> None:
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
+                                   tmp_path / "l.jsonl")
+    sock = connect(gateway)
+    sock.sendall((HEAD.format(token=session.token) + "transfer-encoding: chunked\r\n\r\n").encode())
+    piece = b"x" * (1024 * 1024)
+    chunk = b"%x\r\n%s\r\n" % (len(piece), piece)
+    sender = send_in_background(sock, [chunk] * 63 + [b"0\r\n\r\n"])
+    assert status_line(sock) == "HTTP/1.1 413 Request Entity Too Large"
+    sender.join(60)
+    sock.close()
+    assert parse_spy == [] and provider.seen == []
+
+
+@pytest.mark.parametrize("length", ["-1", "1e9", "0x10"])
+def test_lying_lengths_are_refused(gateway: Gateway, length: str) -> None:
+    sock = connect(gateway)
+    sock.sendall((HEAD.format(token="x") + f"content-length: {length}\r\n\r\n").encode())
+    assert status_line(sock).split()[1] in ("400", "413")
+    sock.close()
+
+
+def test_the_cap_is_configurable(tmp_path: Path, provider, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LASTEXAM_GATEWAY_MAX_BODY_MB", "0.01")  # 10485 bytes
+    with Gateway(tmp_path / "gw" / "gateway.sock") as gateway:
+        session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
+                                       tmp_path / "l.jsonl")
+        small = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+        big = {**small, "messages": [{"role": "user", "content": "x" * 11_000}]}
+        client = Client(gateway.socket_path)
+        assert client.post("/v1/messages", small, {"x-api-key": session.token})[0] == 200
+        assert Client(gateway.socket_path).post(
+            "/v1/messages", big, {"x-api-key": session.token})[0] == 413
+        gateway.close_session(session.token)
+    monkeypatch.setenv("LASTEXAM_GATEWAY_MAX_BODY_MB", "lots")
+    with pytest.raises(LastexamError, match="LASTEXAM_GATEWAY_MAX_BODY_MB"):
+        Gateway(tmp_path / "gw2" / "gateway.sock")
+
+
+def _record(seq: int, request: object) -> str:
+    return json.dumps({
+        "seq": seq, "started_at": "2026-01-01T00:00:00", "wire": "anthropic",
+        "path": "/v1/messages", "stream": False, "requested_model": "m", "model": "m",
+        "status": 200, "latency_ms": 1.0, "request": request, "response": {"big": "y" * 10_000},
+    })
+
+
+def test_a_huge_gateway_log_is_read_with_bounded_memory(tmp_path: Path) -> None:
+    from lastexam.trajectory import read_calls
+
+    log = tmp_path / "gateway.jsonl"
+    with open(log, "w") as f:
+        # One line over the cap, then 300 calls of 200 kB each.
+        f.write(_record(0, {"tools": [1], "blob": "z" * (40 * 1024 * 1024)}) + "\n")
+        for i in range(1, 301):
+            f.write(_record(i, {"tools": [1], "blob": "z" * 200_000}) + "\n")
+        f.write("not json at all\n" + "{" * 1000 + "\n")
+    size = log.stat().st_size
+    assert size > 100 * 1024 * 1024
+    tracemalloc.start()
+    try:
+        calls = read_calls(log)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # At most about one line at the cap (16 MB) is held: not the 40 MB line, the 60 MB of
+    # request bodies, nor the file.
+    assert peak < 24 * 1024 * 1024, peak
+    assert [c.seq for c in calls] == list(range(1, 301))  # the line over the cap is skipped
+    assert calls[0].request == {"tools": True} and calls[0].response is None
+    # Reading stops at the total cap.
+    assert len(read_calls(log, max_total=40 * 1024 * 1024 + 50 * 220_000)) < 60
+
+
+def test_the_gateway_logs_an_overlong_call_without_bodies(
+        gateway: Gateway, client: Client, provider, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import lastexam.gateway.session as session_module
+
+    monkeypatch.setattr(session_module, "MAX_LOG_LINE", 2000)
+    log = tmp_path / "l.jsonl"
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(), log)
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "x" * 5000}]}
+    assert client.post("/v1/messages", body, {"x-api-key": session.token})[0] == 200
+    record = json.loads(wait_for(log.read_text, "the call's record"))
+    assert record["request"] is None and "bodies not logged" in record["error"]
+    assert record["usage"]["output_tokens"] == 200
+    gateway.close_session(session.token)
+
+
+def test_a_sandbox_holds_at_most_two_bodies_at_the_cap(tmp_path: Path, provider) -> None:
+    """Bodies under the cap still cost memory once parsed: a sandbox's requests in flight
+    may hold two caps' worth of body; a further request waits before its body is read."""
+    import time
+
+    with Gateway(tmp_path / "gw" / "gateway.sock", max_body=1024 * 1024) as gateway:
+        session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
+                                       tmp_path / "l.jsonl")
+        body = {"model": "m", "max_tokens": 10,
+                "messages": [{"role": "user", "content": "x" * 700_000}]}
+        provider.hold_after = 0  # every answer waits until released
+        statuses: list[int] = []
+
+        def call() -> None:
+            statuses.append(Client(gateway.socket_path).post(
+                "/v1/messages", body, {"x-api-key": session.token})[0])
+
+        threads = [threading.Thread(target=call) for _ in range(3)]
+        for t in threads:
+            t.start()
+        wait_for(lambda: len(provider.seen) >= 2, "two requests at the provider")
+        time.sleep(1)  # room for a third to arrive, were it let through
+        assert len(provider.seen) == 2
+        provider.release.set()
+        for t in threads:
+            t.join(60)
+        assert statuses == [200, 200, 200] and len(provider.seen) == 3
+        gateway.close_session(session.token)
+
+
+def test_many_clients_connect_at_once(gateway: Gateway) -> None:
+    """The run's trials share one gateway: a burst of connections is queued, not refused
+    (with the default listen backlog of 5, 16 of these 40 failed with EAGAIN)."""
+    errors: list[str] = []
+
+    def one() -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(10)  # a socket with a timeout connects without blocking
+        try:
+            sock.connect(str(gateway.socket_path))
+        except OSError as e:
+            errors.append(type(e).__name__)
+        finally:
+            sock.close()
+
+    threads = [threading.Thread(target=one) for _ in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == []
