@@ -19,7 +19,8 @@ from lastexam.run.runner import new_run_id
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
 from lastexam.sandbox.bwrap import BwrapProvider
-from lastexam.usage.execlog import EXEC_DIR_IN_SANDBOX, EXEC_LOG, SHIM_IN_SANDBOX, launch_env, parse
+from lastexam.usage.channel import ExecLogChannel
+from lastexam.usage.execlog import parse
 from lastexam.usage.shim import build_shim
 
 
@@ -39,23 +40,23 @@ def main() -> None:
     modes = ["plain", "shim"] + (["strace"] if shutil.which("strace") else [])
     times: dict[str, list[float]] = {m: [] for m in modes}
     with tempfile.TemporaryDirectory(dir=area.root) as d:
-        exec_dir = Path(d)
-        os.chmod(exec_dir, 0o777)
+        scratch = Path(d)
+        os.chmod(scratch, 0o777)
         for i in range(args.repeats):
             for mode in modes:
-                (exec_dir / EXEC_LOG).write_text("")
-                os.chmod(exec_dir / EXEC_LOG, 0o666)
                 argv = ["/bin/sh", "-c", script]
                 env = {"PATH": "/usr/bin:/bin"}
+                mounts = [Mount(scratch, "/scratch", writable=True)]
+                channel = ExecLogChannel(shim, scratch / f"exec-{mode}-{i}", provider.uid)
                 if mode == "shim":
-                    env.update(launch_env(shim))
+                    env.update(channel.env())
+                    mounts += channel.mounts(area.usage_hook)
+                    channel.open()
                 if mode == "strace":
                     argv = ["strace", "-D", "-f", "-qq", "--seccomp-bpf", "-e", "trace=execve",
-                            "-e", "signal=none", "-o", f"{EXEC_DIR_IN_SANDBOX}/strace.log", "--", *argv]
+                            "-e", "signal=none", "-o", "/scratch/strace.log", "--", *argv]
                 request = SandboxRequest(
-                    name=f"execbench-{mode}-{i}", argv=argv,
-                    mounts=[Mount(exec_dir, EXEC_DIR_IN_SANDBOX, writable=True), Mount(shim, SHIM_IN_SANDBOX)],
-                    env=env, cwd="/",
+                    name=f"execbench-{mode}-{i}", argv=argv, mounts=mounts, env=env, cwd="/",
                     limits=SandboxLimits(wall_s=300, memory_mb=1024, max_processes=64, watch_bytes=0),
                     stdout=Path(os.devnull), stderr=Path(os.devnull),
                 )
@@ -63,7 +64,7 @@ def main() -> None:
                 provider.run(request)
                 times[mode].append(time.perf_counter() - started)
                 if mode == "shim":
-                    execs = parse(exec_dir).total
+                    execs = parse(channel.close().log).total
     area.remove()
     plain = statistics.median(times["plain"])
     print(f"{args.processes} short processes in a sandbox, median of {args.repeats}: plain {plain:.3f} s")

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from lastexam.run.collect import inputs_state, snapshot_output
+from lastexam.sandbox.base import SandboxLimits
 from lastexam.sandbox.bwrap import _over_quota
 from lastexam.untrusted import iter_lines, remove_tree
 from lastexam.usage.execlog import parse
@@ -59,7 +60,9 @@ def _over_quota_on_deep(tmp_path: Path) -> bool:
     watched.mkdir()
     _deep_tree(watched)
     try:
-        return _over_quota([watched], 1 << 30, 1 << 20)  # too long to scan: counts as over
+        limits = SandboxLimits(wall_s=1, memory_mb=1, max_processes=1, watch_bytes=1 << 30,
+                               watch_files=1 << 20, watch_dirs=1 << 20)
+        return _over_quota([watched], limits)  # too long to scan: counts as over
     finally:
         remove_tree(watched)
 
@@ -82,25 +85,31 @@ def test_inputs_state_does_not_read_a_huge_sparse_input(tmp_path: Path) -> None:
     assert state == {"data.csv": f"size {1 << 40}", "sub/b.csv": "not-regular"}
 
 
-def test_exec_log_links_fifos_and_long_lines(tmp_path: Path) -> None:
+def test_exec_log_fifos_links_and_long_lines(tmp_path: Path) -> None:
+    """The host's copy of the exec log is read without blocking, following links or
+    backtracking; a line the shim cannot have written marks it tampered."""
     secret = tmp_path / "host-secret"
-    secret.write_text("HOSTSECRET-token-value")
-    exec_dir = tmp_path / "exec"
-    exec_dir.mkdir()
-    (exec_dir / "py-1.txt").symlink_to(secret)
-    os.mkfifo(exec_dir / "py-2.txt")
-    (exec_dir / "py-3.txt").write_text("numpy pandas")
+    secret.write_text("exec\t9\t1\t1.0\t/usr/bin/awk\tawk\n")
+    (tmp_path / "link.log").symlink_to(secret)
+    os.mkfifo(tmp_path / "fifo.log")
+    log_file = tmp_path / "exec.log"
     line = "exec\t1\t1\t1.0\t/bin/x\t" + "\x1fx" * 300_000 + "\n"
-    (exec_dir / "exec.log").write_text(line + "exec\t2\t1\t2.0\t/usr/bin/awk\tawk\n")
+    log_file.write_text("exec\t2\t1\t2.0\t/usr/bin/awk\tawk\n" + line + "py\t3\tnumpy pandas\n")
     result: list = []
-    worker = threading.Thread(target=lambda: result.append(parse(exec_dir)), daemon=True)
+
+    def read_all() -> None:
+        result.extend(parse(p) for p in (log_file, tmp_path / "link.log", tmp_path / "fifo.log"))
+
+    worker = threading.Thread(target=read_all, daemon=True)
     worker.start()
     worker.join(10)
-    assert result, "parse blocked (a FIFO) or backtracked (the crafted line)"
-    log = result[0]
-    assert "HOSTSECRET-token-value" not in log.python_imports
-    assert set(log.python_imports) == {"numpy", "pandas"}
+    assert len(result) == 3, "parse blocked (a FIFO) or backtracked (the crafted line)"
+    log, linked, fifo = result
     assert [e.program for e in log.events] == ["awk"]
+    assert set(log.python_imports) == {"numpy", "pandas"}
+    assert log.tampered == "a line longer than the shim writes"
+    assert linked.total == fifo.total == 0
+    assert linked.tampered == fifo.tampered == "the exec log is missing"
 
 
 def test_iter_lines_skips_overlong_lines(tmp_path: Path) -> None:

@@ -8,34 +8,46 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from itertools import islice
 from pathlib import Path
 
 from lastexam.untrusted import open_regular
 
 MAX_DEPTH = 32  # folders nested deeper are not collected
 MAX_REL_PATH = 1024  # bytes; keeps every path the snapshot touches far below PATH_MAX
+MAX_FOLDERS = 10_000  # folders scanned; the rest are neither scanned nor copied
+MAX_ENTRIES = 250_000  # entries looked at in all; past it the scan stops
 MAX_DROPPED_LISTED = 200
 
 
 def snapshot_output(src: Path, dest: Path, *, max_bytes: int, max_files: int = 100_000) -> dict:
-    """Copy the regular files under src to dest. Everything else (symlinks, files hard-linked
-    from outside the output, devices, FIFOs, sockets, folders nested too deep) is dropped and
-    listed, as are files beyond the byte or file caps. Names are kept byte for byte."""
+    """Copy the regular files under src to dest, with the folders that hold them. Everything
+    else (symlinks, files hard-linked from outside the output, devices, FIFOs, sockets, empty
+    folders, folders nested too deep) is dropped, and listed, as are files beyond the byte or
+    file caps; past the folder or entry caps the scan stops and `capped` says so. Names are
+    kept byte for byte."""
     dropped: list[dict[str, str]] = []
+    capped: list[str] = []
     src_b, dest_b = os.fsencode(src), os.fsencode(dest)
     entries: list[tuple[bytes, os.stat_result]] = []
     names_per_inode: dict[tuple[int, int], int] = {}
     os.makedirs(dest_b, exist_ok=True)
     stack: list[tuple[bytes, int]] = [(b"", 0)]
+    folders = seen = 0
     while stack:
         rel_dir, depth = stack.pop()
         try:
             with os.scandir(os.path.join(src_b, rel_dir) if rel_dir else src_b) as it:
-                listing = [(e.name, e.path) for e in it]
+                listing = [(e.name, e.path) for e in islice(it, MAX_ENTRIES - seen + 1)]
         except OSError as e:
             dropped.append(_drop(rel_dir, f"unreadable folder: {e.strerror}"))
             continue
         for name, path in listing:
+            seen += 1
+            if seen > MAX_ENTRIES:
+                capped.append(f"more than {MAX_ENTRIES} entries: the rest was not scanned")
+                stack.clear()
+                break
             rel = os.path.join(rel_dir, name) if rel_dir else name
             try:
                 st = os.lstat(path)
@@ -48,7 +60,11 @@ def snapshot_output(src: Path, dest: Path, *, max_bytes: int, max_files: int = 1
                 if depth + 1 >= MAX_DEPTH:
                     dropped.append(_drop(rel, f"folder nested deeper than {MAX_DEPTH} levels"))
                     continue
-                os.makedirs(os.path.join(dest_b, rel), exist_ok=True)
+                folders += 1
+                if folders > MAX_FOLDERS:
+                    if folders == MAX_FOLDERS + 1:
+                        capped.append(f"more than {MAX_FOLDERS} folders: the rest was not scanned")
+                    continue
                 stack.append((rel, depth + 1))
             else:
                 entries.append((rel, st))
@@ -72,13 +88,17 @@ def snapshot_output(src: Path, dest: Path, *, max_bytes: int, max_files: int = 1
         if fd is None:
             dropped.append(_drop(rel, "not a regular file"))
             continue
+        parent = os.path.dirname(rel)
+        if parent:
+            os.makedirs(os.path.join(dest_b, parent), exist_ok=True)
         with os.fdopen(fd, "rb") as f, open(os.path.join(dest_b, rel), "wb") as out:
             copied = _copy_capped(f, out, max_bytes - total)
         files += 1
         total += copied
     return {
-        "files": files, "bytes": total,
+        "files": files, "bytes": total, "folders_seen": min(folders, MAX_FOLDERS),
         "dropped": dropped[:MAX_DROPPED_LISTED], "dropped_count": len(dropped),
+        "capped": capped,
     }
 
 

@@ -32,6 +32,9 @@ POLICY: dict[str, Policy] = {
     "agent_memory": Policy("agent_error", 0, 0.0, grade=True, counts=True),
     "agent_output_limit": Policy("agent_error", 0, 0.0, grade=True, counts=True),
     "timeout": Policy("timeout", 0, 0.0, grade=True, counts=True),
+    # processes of the agent outlived SIGKILL and the teardown: what they may still write is
+    # not graded, and the trial counts (as 0): whatever the agent can cause is its own doing
+    "agent_survivors": Policy("agent_error", 0, 0.0, grade=False, counts=True),
     "budget_exhausted": Policy("budget_exhausted", 0, 0.0, grade=True, counts=True),
     # the grader failed on what the agent left: deterministic, so retrying will not help. It
     # counts as 0: output crafted to crash or hang a grader must not take a trial out of the
@@ -40,7 +43,6 @@ POLICY: dict[str, Policy] = {
     # infrastructure: not the agent's doing
     "sandbox_failed": Policy("infra_error", 2, 2.0, grade=False, counts=False),
     "staging_failed": Policy("infra_error", 2, 1.0, grade=False, counts=False),
-    "teardown_failed": Policy("infra_error", 0, 0.0, grade=False, counts=False),
     "task_missing": Policy("infra_error", 0, 0.0, grade=False, counts=False),
     "harness_error": Policy("infra_error", 1, 1.0, grade=False, counts=False),
     "disk_full": Policy("infra_error", 0, 0.0, grade=False, counts=False, abort_run=True),
@@ -49,6 +51,7 @@ POLICY: dict[str, Policy] = {
 AGENT_ENDINGS = {
     "exit": "completed", "timeout": "timeout", "memory": "agent_memory",
     "output_limit": "agent_output_limit", "budget_exhausted": "budget_exhausted",
+    "survivors": "agent_survivors",
 }
 
 
@@ -69,7 +72,7 @@ def infra_kind(exc: BaseException, task_exists: bool, stage: str) -> str:
     if not task_exists:
         return "task_missing"
     if isinstance(exc, SandboxError):
-        return "teardown_failed" if "survived" in str(exc) else "sandbox_failed"
+        return "sandbox_failed"
     if stage == "stage" and isinstance(exc, OSError):
         return "staging_failed"
     return "harness_error"

@@ -29,7 +29,6 @@ from lastexam.run.policy import POLICY, RunAborted, agent_kind, infra_kind
 from lastexam.run.workspace import RunWorkArea, TrialWorkspace, inputs_state, snapshot_output
 from lastexam.sandbox.base import (
     Mount,
-    SandboxError,
     SandboxLimits,
     SandboxProvider,
     SandboxRequest,
@@ -38,12 +37,7 @@ from lastexam.store.db import Store, now_iso
 from lastexam.store.models import GradeRecord, TrialKey, TrialRecord
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
-from lastexam.usage.execlog import (
-    EXEC_DIR_IN_SANDBOX,
-    HOOK_DIR_IN_SANDBOX,
-    SHIM_IN_SANDBOX,
-    launch_env,
-)
+from lastexam.usage.channel import ExecLogChannel, check_not_hidden, pythonpath_env
 from lastexam.usage.record import record_usage
 from lastexam.usage.shim import build_shim
 
@@ -155,9 +149,18 @@ class TrialRunner:
             agent_version = plan.agent.version()
             access = self._open_access(plan, ws)
             point("agent", self.run_id, trial_id)
+            shim = build_shim()
+            uid = getattr(self.provider, "uid", None)
+            channel = ExecLogChannel(shim, ws.exec_log, uid) if shim else None
+            exec_log = None
             try:
-                result = self.provider.run(self._agent_request(plan, ws, access))
+                request = self._agent_request(plan, ws, access, channel)
+                if channel is not None:
+                    channel.open()
+                result = self.provider.run(request)
             finally:
+                if channel is not None:
+                    exec_log = channel.close()
                 if access is not None and self.gateway is not None:
                     model_usage = self.gateway.close_session(access.session.token)
             lap("agent")
@@ -168,7 +171,8 @@ class TrialRunner:
                 ended_by = "budget_exhausted"
                 error = f"the gateway refused further model calls: {model_usage.budget_exhausted}"
             if result.survivors:
-                raise SandboxError(f"{result.survivors} processes survived the trial's teardown")
+                ended_by = "survivors"
+                error = f"{result.survivors} processes of the agent survived SIGKILL and the teardown"
             kind = agent_kind(ended_by, exit_code)
             point("collect", self.run_id, trial_id)
             outputs = snapshot_output(
@@ -176,7 +180,7 @@ class TrialRunner:
             )
             after = inputs_state(task.inputs_dir, ws.inputs)
             missing = [o for o in task.spec.outputs if not (ws.snapshot / o).is_file()]
-            usage = record_usage(ws.exec_log, ws.logs / "exec.jsonl", task.spec.software)
+            usage = record_usage(exec_log, ws.logs / "exec.jsonl", task.spec.software, request.argv[0])
             ws.free_agent_areas()
             lap("collect")
             step = "grade"
@@ -258,7 +262,8 @@ class TrialRunner:
         )
 
     def _agent_request(
-        self, plan: TrialPlan, ws: TrialWorkspace, access: ModelAccess | None = None
+        self, plan: TrialPlan, ws: TrialWorkspace, access: ModelAccess | None,
+        channel: ExecLogChannel | None,
     ) -> SandboxRequest:
         task, agent = plan.task, plan.agent
         instruction = ws.instruction.read_text(encoding="utf-8", errors="replace")
@@ -280,6 +285,7 @@ class TrialRunner:
         )
         ws.own_home(getattr(self.provider, "uid", None))  # config files the adapter wrote
         limits = task.spec.limits
+        pythonpath = launch.env.get("PYTHONPATH", "")
         env = {
             **plan.env.variables(),
             "HOME": AGENT_HOME,
@@ -288,28 +294,24 @@ class TrialRunner:
             "LANG": "C.UTF-8",
             "LASTEXAM_TASK_DIR": "/task",
             **launch.env,
-            # The usage hook records the Python packages each Python process imports.
-            "PYTHONPATH": ":".join(
-                p for p in (HOOK_DIR_IN_SANDBOX, launch.env.get("PYTHONPATH", "")) if p
-            ),
-            "LASTEXAM_EXEC_DIR": EXEC_DIR_IN_SANDBOX,
-            **launch_env(shim := build_shim()),
+            # The exec log's shim and the hook that records Python imports.
+            **(channel.env(pythonpath) if channel else pythonpath_env(pythonpath)),
         }
+        mounts = [
+            Mount(ws.instruction, "/task/instruction.md"),
+            Mount(ws.inputs, "/task/inputs", writable=True),
+            Mount(ws.output, "/task/output", writable=True),
+            Mount(ws.home, AGENT_HOME, writable=True),
+            *plan.env.mounts(),
+            *launch.mounts,
+            *([access.mount] if access else []),
+            *(channel.mounts(self.area.usage_hook) if channel else []),
+        ]
+        check_not_hidden(mounts)
         return SandboxRequest(
             name=f"{self.run_id}.{plan.key.trial_id}",
             argv=launch.argv,
-            mounts=[
-                Mount(ws.exec_log, EXEC_DIR_IN_SANDBOX, writable=True),
-                Mount(self.area.usage_hook, HOOK_DIR_IN_SANDBOX),
-                *([Mount(shim, SHIM_IN_SANDBOX)] if shim else []),
-                Mount(ws.instruction, "/task/instruction.md"),
-                Mount(ws.inputs, "/task/inputs", writable=True),
-                Mount(ws.output, "/task/output", writable=True),
-                Mount(ws.home, AGENT_HOME, writable=True),
-                *plan.env.mounts(),
-                *launch.mounts,
-                *([access.mount] if access else []),
-            ],
+            mounts=mounts,
             env=env,
             cwd="/task",
             limits=SandboxLimits(
@@ -320,7 +322,7 @@ class TrialRunner:
             ),
             stdout=ws.logs / "agent.stdout.log",
             stderr=ws.logs / "agent.stderr.log",
-            watch=[ws.output, ws.home, ws.inputs, ws.logs, ws.exec_log],
+            watch=[ws.output, ws.home, ws.inputs, ws.logs],
         )
 
     def _fingerprint(self, env: Environment) -> dict[str, str]:

@@ -7,6 +7,8 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
     trials/<trial-id>/
         instruction.md inputs/ output/ home/   seen by the agent at /task/... and $HOME
         logs/                           agent stdout/stderr (not seen by the agent)
+        exec/                           the exec log's FIFO (fifo/, read-only inside) and its
+                                        host copy (exec.log, not seen by the agent)
         snapshot/                       regular files copied from output/ after the agent died
         grade/                          context.json, result/, scratch/ of the grading sandbox
 """
@@ -88,12 +90,11 @@ class TrialWorkspace:
             shutil.copytree(task.inputs_dir, self.inputs, symlinks=False)
         else:
             self.inputs.mkdir()
-        for d in (self.output, self.home, self.exec_log):
+        for d in (self.output, self.home):
             d.mkdir()
-        (self.exec_log / "exec.log").touch()  # the exec-log shim appends, it never creates
         for d in (self.logs, self.grade):
             d.mkdir(mode=0o700)
-        for d in (self.inputs, self.output, self.home, self.exec_log):
+        for d in (self.inputs, self.output, self.home):
             _chown_tree(d, uid)
 
     def own_home(self, uid: int | None) -> None:

@@ -21,7 +21,8 @@ class SandboxLimits:
     memory_mb: int
     max_processes: int
     watch_bytes: int  # cap on bytes written under SandboxRequest.watch
-    watch_files: int = 200_000  # cap on files under SandboxRequest.watch
+    watch_files: int = 200_000  # cap on entries (files, folders, links...) under watch
+    watch_dirs: int = 20_000  # cap on folders under SandboxRequest.watch
     tmp_mb: int = 1024  # size of the private /tmp (memory-backed, counted in memory_mb)
 
 

@@ -2,9 +2,14 @@
 
 Isolation: new user, pid, net (loopback only), ipc, uts and cgroup namespaces; no capabilities;
 no nested user namespaces; read-only system toolchain; only the mounts the request names.
-When the harness runs as root, the sandbox runs as an unprivileged host uid (setpriv), so its
-files and processes carry no host privilege. Teardown: the pid namespace dies with bwrap's
-init, and the cgroup (when available) is emptied with SIGKILL and checked to be empty.
+When the harness runs as root, the sandbox runs as a dedicated host uid (setpriv) that no host
+account or other process uses, so its files and processes carry no host privilege. Teardown:
+the pid namespace dies with bwrap's init, and the cgroup (when available) is emptied with
+SIGKILL and checked to be empty.
+
+Whether the sandbox was set up is read only from channels the agent cannot write: the
+harness's own cgroup attach (done on the host before the launcher may go on), and bwrap's
+--json-status-fd. The agent's exit code, whatever it is, is the agent's.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import pwd
 import select
 import shutil
 import signal
@@ -28,17 +34,49 @@ from lastexam.untrusted import tail
 SANDBOX_UID = 1000  # the uid and gid seen inside
 SANDBOX_USER = "agent"
 WATCH_EVERY_S = 0.5
-# Attaches the launcher to the sandbox's cgroups, then becomes the sandbox.
-ATTACH = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
-EXIT_ATTACH_FAILED = 125
+# The launcher waits until the harness has put it in the sandbox's cgroups and says "go" on
+# the gate (a pipe), closes the gate, then becomes the sandbox: nothing inside can reach it.
+GATE = 'fd=$1; shift; read -r -u "$fd" go; [ "$go" = go ] || exit 1; exec {fd}<&-; exec "$@"'
+DEFAULT_HOST_UID = 1_990_000_000  # far above any account's uid or a subordinate uid range
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 
 def host_sandbox_uid() -> int | None:
-    """The host uid sandboxes run as when the harness is root (None: run as the caller)."""
+    """The host uid sandboxes run as when the harness is root (None: run as the caller);
+    LASTEXAM_SANDBOX_UID chooses another."""
     if os.geteuid() != 0:
         return None
-    return int(os.environ.get("LASTEXAM_SANDBOX_UID", "65534"))
+    raw = os.environ.get("LASTEXAM_SANDBOX_UID", str(DEFAULT_HOST_UID))
+    try:
+        uid = int(raw)
+    except ValueError:
+        raise SandboxError(f"LASTEXAM_SANDBOX_UID: {raw!r} is not a number") from None
+    if not 0 < uid < 2**32 - 1:
+        raise SandboxError(f"LASTEXAM_SANDBOX_UID: {uid} is not a usable uid")
+    return uid
+
+
+def uid_in_use(uid: int) -> str | None:
+    """Who else on the host has this uid: an account, or a process that is not part of a
+    sandbox (None: nobody). Sandbox processes are bwrap itself or live in a user namespace
+    of their own."""
+    try:
+        return f"the account {pwd.getpwuid(uid).pw_name!r}"
+    except KeyError:
+        pass
+    own_ns = os.readlink("/proc/self/ns/user")
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            uids = next(ln.split()[1:] for ln in status.splitlines() if ln.startswith("Uid:"))
+            if str(uid) not in uids or os.readlink(f"/proc/{pid}/ns/user") != own_ns:
+                continue
+            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
+        except (OSError, StopIteration):
+            continue
+        if os.path.basename(argv0) not in (b"bwrap", b"setpriv", b"prlimit"):
+            return f"process {pid} ({argv0.decode(errors='replace')})"
+    return None
 
 
 class BwrapProvider:
@@ -60,6 +98,9 @@ class BwrapProvider:
             return ["bubblewrap is not installed (apt-get install bubblewrap)"]
         if self.uid is not None and not shutil.which("setpriv"):
             return ["setpriv is not installed (apt-get install util-linux)"]
+        if self.uid is not None and (user := uid_in_use(self.uid)):
+            return [f"the sandbox uid {self.uid} is used by {user}: choose a uid of its own "
+                    "with LASTEXAM_SANDBOX_UID"]
         self._write_identity_files()
         req = SandboxRequest(
             # Named, like the run's other sandboxes, after the run's work area (etc_dir's
@@ -163,6 +204,7 @@ class BwrapProvider:
             except OSError as e:
                 raise SandboxError(f"cannot create cgroup {req.name}: {e}") from e
         status_r, status_w = os.pipe()
+        gate_r, gate_w = os.pipe() if cg is not None else (-1, -1)
         # The dynamic loader's variables (LD_PRELOAD, LD_LIBRARY_PATH, ...) name paths inside
         # the sandbox: they are set there only, so that the host-side launchers ignore them.
         env = {k: v for k, v in req.env.items() if not k.startswith("LD_")}
@@ -171,7 +213,7 @@ class BwrapProvider:
         argv += ["--json-status-fd", str(status_w), "--", *req.argv]
         argv = _limits_prefix(None if cg is not None else limits.max_processes, limits.watch_bytes) + argv
         if cg is not None:
-            argv = ["/bin/sh", "-c", ATTACH, "attach", *map(str, cg.procs_files), "--", *argv]
+            argv = ["/bin/bash", "-c", GATE, "gate", str(gate_r), *argv]
         start = time.monotonic()
         try:
             with open(req.stdout, "wb") as out, open(req.stderr, "wb") as err:
@@ -182,15 +224,21 @@ class BwrapProvider:
                     stderr=err,
                     env=env,
                     start_new_session=True,
-                    pass_fds=(status_w,),
+                    pass_fds=(status_w,) if cg is None else (status_w, gate_r),
                 )
         except OSError as e:
-            os.close(status_r)
+            for fd in (status_r, gate_w):
+                if fd >= 0:
+                    os.close(fd)
             if cg:
                 cg.remove()
             raise SandboxError(f"cannot start bwrap: {e}") from e
         finally:
-            os.close(status_w)
+            for fd in (status_w, gate_r):
+                if fd >= 0:
+                    os.close(fd)
+        if cg is not None:
+            self._attach(proc, cg, gate_w, req.name, status_r)
         killed = self._supervise(proc, req, start)
         started = _command_ran(status_r)
         wall = time.monotonic() - start
@@ -203,14 +251,31 @@ class BwrapProvider:
             peak = cg.peak_memory()
             if survivors == 0:
                 cg.remove()
-        code = proc.returncode
-        if code == EXIT_ATTACH_FAILED and cg is not None and wall < 1:
-            raise SandboxError(f"could not attach sandbox {req.name} to its cgroup")
         if not started and killed is None:
             raise SandboxError(f"bwrap failed to set up the sandbox: {_tail(req.stderr)}")
         return SandboxResult(
-            exit_code=code, killed=killed, wall_s=wall, peak_memory_bytes=peak, survivors=survivors
+            exit_code=proc.returncode, killed=killed, wall_s=wall, peak_memory_bytes=peak,
+            survivors=survivors,
         )
+
+    @staticmethod
+    def _attach(
+        proc: subprocess.Popen, cg: cgroups.Cgroup, gate: int, name: str, status_r: int
+    ) -> None:
+        """Put the waiting launcher in the sandbox's cgroups, then open its gate. A failure is
+        the harness's, seen here on the host: the launcher is killed before anything runs."""
+        try:
+            for f in cg.procs_files:
+                f.write_text(str(proc.pid))
+            os.write(gate, b"go\n")
+        except OSError as e:
+            _kill_group(proc)
+            os.close(status_r)
+            cg.kill_all()
+            cg.remove()
+            raise SandboxError(f"could not attach sandbox {name} to its cgroup: {e}") from e
+        finally:
+            os.close(gate)
 
     def _supervise(self, proc: subprocess.Popen, req: SandboxRequest, start: float) -> str | None:
         """Wait for the sandbox to exit, waking exactly on its exit (pidfd) or to enforce the
@@ -229,7 +294,7 @@ class BwrapProvider:
                     return "timeout"
                 if now >= next_watch:
                     next_watch = now + WATCH_EVERY_S
-                    if _over_quota(req.watch, limits.watch_bytes, limits.watch_files):
+                    if _over_quota(req.watch, limits):
                         _kill_group(proc)
                         return "output_limit"
                 wake = min(deadline, next_watch) - now
@@ -248,10 +313,10 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _over_quota(dirs: list[Path], max_bytes: int, max_files: int) -> bool:
-    """Whether the watched trees hold more than the caps. A path too long to scan counts as
-    over: files below it could not be counted."""
-    total = files = 0
+def _over_quota(dirs: list[Path], limits: SandboxLimits) -> bool:
+    """Whether the watched trees hold more bytes, entries or folders than the caps. A path
+    too long to scan counts as over: what lies below it could not be counted."""
+    total = entries = folders = 0
     stack = [str(d) for d in dirs]
     while stack:
         top = stack.pop()
@@ -261,14 +326,16 @@ def _over_quota(dirs: list[Path], max_bytes: int, max_files: int) -> bool:
                     try:
                         if entry.is_dir(follow_symlinks=False):
                             stack.append(entry.path)
+                            folders += 1
                         else:
                             total += entry.stat(follow_symlinks=False).st_size
                     except OSError as e:
                         if e.errno == errno.ENAMETOOLONG:
                             return True
                         continue
-                    files += 1
-                    if total > max_bytes or files > max_files:
+                    entries += 1
+                    if (total > limits.watch_bytes or entries > limits.watch_files
+                            or folders > limits.watch_dirs):
                         return True
         except OSError as e:
             if e.errno == errno.ENAMETOOLONG:

@@ -36,9 +36,13 @@ def signals_for(software: str) -> SoftwareSignals | None:
 
 
 def usage(declared: list[str], log: ExecLog) -> dict[str, bool | None]:
-    """software -> True (used), False (not used) or None (unknown: untraced or no signals)."""
+    """software -> True (used), False (not used) or None (unknown: untraced or no signals).
+    A tampered log proves nothing: every declared software counts as not used."""
     result: dict[str, bool | None] = {}
     for software in declared:
+        if log.tampered is not None:
+            result[software] = False
+            continue
         sig = signals_for(software)
         if sig is None or not log.traced:
             result[software] = None

@@ -1,38 +1,32 @@
 """The exec log: every program started inside an agent's sandbox, with its arguments, start
 time and exit status, recorded by a preloaded shim (execlog.c), plus the third-party Python
-packages each Python process imported (sitecustomize hook).
+packages each Python process imported (sitecustomize hook). Both write to a FIFO the agent
+cannot remove or replace (usage/channel.py); the harness keeps what comes out on the host.
 
 The shim sees dynamically linked programs (statically linked ones are not recorded); it costs
 a process start a few tens of microseconds, against about a third more for ptrace-based
-tracing on exec-heavy work (benchmarks/exec_log_overhead.py). The log is written from inside
-the sandbox, so a hostile agent could tamper with it or unset LD_PRELOAD; it feeds usage
+tracing on exec-heavy work (benchmarks/exec_log_overhead.py). The agent can still write to
+the FIFO: a line the shim or the hook cannot have written, or a flood past the cap, marks the
+log `tampered`, which is reported as not having used the software. The log feeds usage
 metrics only, never a score.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lastexam.untrusted import iter_lines, read_capped
+from lastexam.untrusted import open_regular
 
-EXEC_DIR_IN_SANDBOX = "/run/lastexam/exec"
-HOOK_DIR_IN_SANDBOX = "/opt/lastexam/usage-hook"
-SHIM_IN_SANDBOX = "/opt/lastexam/execlog.so"
-EXEC_LOG = "exec.log"
 MAX_EVENTS = 5000  # events kept verbatim per trial; counts cover them all
-MAX_LINE = 1 << 16  # the shim writes at most 4,352 bytes a line; longer ones are not its
-MAX_IMPORT_FILES = 20000
+MAX_LINE = 4096  # the shim and the hook write less than PIPE_BUF a line
 MAX_ARGS = 32
+MAX_IMPORTS_PER_LINE = 200
 INTERPRETERS = {"python", "python3", "sh", "bash", "dash", "perl", "node", "ruby"}
-
-
-def launch_env(shim: Path | None) -> dict[str, str]:
-    """The environment that turns the exec log on inside the sandbox (empty without a shim)."""
-    if shim is None:
-        return {}
-    return {"LD_PRELOAD": SHIM_IN_SANDBOX, "LASTEXAM_EXEC_LOG": f"{EXEC_DIR_IN_SANDBOX}/{EXEC_LOG}"}
+MODULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*")
 
 
 @dataclass
@@ -57,10 +51,18 @@ class ExecLog:
     script_execs: int = 0
     python_imports: Counter = field(default_factory=Counter)
     traced: bool = False
+    tampered: str | None = None  # why the log cannot be trusted (None: it can)
+    first_argv: list[str] | None = None  # of the first line: the sandbox's first process
+
+    def mark_tampered(self, why: str) -> None:
+        if self.tampered is None:
+            self.tampered = why
 
     def summary(self) -> dict:
         return {
             "traced": self.traced,
+            "tampered": self.tampered is not None,
+            "tamper_reason": self.tampered,
             "execs": self.total,
             "script_execs": self.script_execs,
             "programs": dict(self.programs.most_common(40)),
@@ -68,41 +70,70 @@ class ExecLog:
         }
 
 
-def parse(exec_dir: Path) -> ExecLog:
+def parse(path: Path | None, flooded: bool = False) -> ExecLog:
+    """Read the host's copy of a trial's exec log (None: the trial ran without the shim)."""
     log = ExecLog()
-    path = exec_dir / EXEC_LOG
+    if path is None:
+        return log
+    log.traced = True
+    if flooded:
+        log.mark_tampered("the exec log passed its size cap (flooded)")
     by_pid: dict[int, ExecEvent] = {}
-    # The folder is the agent's: files are read without following links or blocking, bounded.
-    if path.is_file() and not path.is_symlink():
-        log.traced = True
-        for line in iter_lines(path, MAX_LINE):
-            fields = line.rstrip("\n").split("\t")
-            try:
-                if fields[0] == "exec" and len(fields) == 6:
-                    event = ExecEvent(
-                        pid=int(fields[1]), time=float(fields[3]), path=fields[4],
-                        argv=fields[5].split("\x1f")[:MAX_ARGS],
-                    )
-                elif fields[0] in ("exit", "signal") and len(fields) == 3:
-                    found = by_pid.get(int(fields[1]))
-                    if found is not None and found.exit_status is None:
-                        found.exit_status = fields[2] if fields[0] == "exit" else f"killed by signal {fields[2]}"
-                    continue
-                else:
-                    continue
-            except ValueError:
+    fd = open_regular(path)
+    if fd is None:
+        log.mark_tampered("the exec log is missing")
+        return log
+    with os.fdopen(fd, "rb") as f:
+        first = True
+        while raw := f.readline(MAX_LINE + 1):
+            if not raw.endswith(b"\n"):
+                if len(raw) > MAX_LINE:
+                    log.mark_tampered("a line longer than the shim writes")
+                    while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
+                        pass
+                elif not flooded:  # the cap may cut the last line of a flood
+                    log.mark_tampered("a line cut short")
                 continue
-            log.total += 1
-            log.programs[event.program] += 1
-            if event.argv and event.argv[0]:
-                log.invoked[event.argv[0].rsplit("/", 1)[-1]] += 1
-            if event.program.rstrip("0123456789.") in INTERPRETERS:
-                log.script_execs += 1
-            if len(log.events) < MAX_EVENTS:
-                log.events.append(event)
-                by_pid[event.pid] = event  # a later exec by the same process replaces it
-    for f in sorted(exec_dir.glob("py-*.txt"))[:MAX_IMPORT_FILES]:
-        raw = read_capped(f, 16384)
-        if raw is not None:
-            log.python_imports.update(raw.decode(errors="replace").split()[:200])
+            line = raw.decode("utf-8", errors="replace")
+            if not _read_line(line, log, by_pid, first):
+                log.mark_tampered(f"a line the shim did not write: {line[:80]!r}")
+            first = False
     return log
+
+
+def _read_line(line: str, log: ExecLog, by_pid: dict[int, ExecEvent], first: bool) -> bool:
+    fields = line.rstrip("\n").split("\t")
+    try:
+        if fields[0] == "exec" and len(fields) == 6:
+            event = ExecEvent(pid=int(fields[1]), time=float(fields[3]), path=fields[4],
+                              argv=fields[5].split("\x1f")[:MAX_ARGS])
+            int(fields[2])
+        elif fields[0] in ("exit", "signal") and len(fields) == 3:
+            found = by_pid.get(int(fields[1]))
+            int(fields[2])
+            if found is not None and found.exit_status is None:
+                found.exit_status = fields[2] if fields[0] == "exit" else f"killed by signal {fields[2]}"
+            return True
+        elif fields[0] == "py" and len(fields) == 3:
+            int(fields[1])
+            names = fields[2].split(" ")
+            if not all(MODULE.fullmatch(n) for n in names):
+                return False
+            log.python_imports.update(names[:MAX_IMPORTS_PER_LINE])
+            return True
+        else:
+            return False
+    except ValueError:
+        return False
+    if first:
+        log.first_argv = event.argv
+    log.total += 1
+    log.programs[event.program] += 1
+    if event.argv and event.argv[0]:
+        log.invoked[event.argv[0].rsplit("/", 1)[-1]] += 1
+    if event.program.rstrip("0123456789.") in INTERPRETERS:
+        log.script_execs += 1
+    if len(log.events) < MAX_EVENTS:
+        log.events.append(event)
+        by_pid[event.pid] = event  # a later exec by the same process replaces it
+    return True

@@ -28,7 +28,7 @@ MAX_OBSERVATION = 30_000
 RETRIES = 5
 
 TOOLS = [
-    ("bash", "Run a shell command with bash -lc and return its exit code and output.",
+    ("bash", "Run a shell command with bash -c and return its exit code and output.",
      {"command": {"type": "string", "description": "The command line."},
       "timeout_s": {"type": "integer", "description": "Seconds before it is killed (default 600)."}},
      ["command"]),
@@ -158,7 +158,8 @@ def clip(text: str) -> str:
 def run_tool(name: str, args: dict) -> tuple[str, bool]:
     try:
         if name == "bash":
-            proc = subprocess.run(["bash", "-lc", str(args["command"])], capture_output=True,
+            # Not a login shell: /etc/profile would reset PATH and hide the environment's tools.
+            proc = subprocess.run(["bash", "-c", str(args["command"])], capture_output=True,
                                   text=True, errors="replace",
                                   timeout=int(args.get("timeout_s") or 600), cwd="/task")
             return clip(f"exit code {proc.returncode}\n{proc.stdout}{proc.stderr}"), proc.returncode != 0

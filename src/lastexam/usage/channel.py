@@ -1,0 +1,164 @@
+"""The exec log's channel out of the sandbox: a FIFO the agent can write to but not remove,
+replace or truncate (it sits on a read-only mount), drained on the host into a file outside
+everything the sandbox can reach. The shim (execlog.c) and the Python hook write one line per
+event, each in one write() shorter than PIPE_BUF, so lines never interleave.
+
+Inside the sandbox:
+    /run/lastexam/exec/exec.fifo      the channel (read-only mount of a host folder)
+    /run/lastexam/usage/execlog.so    the shim, preloaded into every dynamic program
+    /run/lastexam/usage/hook/         sitecustomize.py, first on PYTHONPATH
+The usage mounts are the request's last: no mount of an agent or environment can hide them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from lastexam.sandbox.base import Mount
+
+FIFO_DIR_IN_SANDBOX = "/run/lastexam/exec"
+FIFO_NAME = "exec.fifo"
+USAGE_DIR_IN_SANDBOX = "/run/lastexam/usage"
+SHIM_IN_SANDBOX = f"{USAGE_DIR_IN_SANDBOX}/execlog.so"
+HOOK_DIR_IN_SANDBOX = f"{USAGE_DIR_IN_SANDBOX}/hook"
+HOST_LOG = "exec.log"  # the drained copy, beside (not inside) the FIFO's folder
+MAX_LOG_BYTES = 64 << 20  # kept; past it the log is marked flooded and the rest discarded
+PIPE_BYTES = 1 << 20  # the FIFO's buffer: absorbs bursts while the drain thread is busy
+DISCARD_PAUSE_S = 0.01  # past the cap, drain at most 1 MB per pause: a flood costs the host little
+F_SETPIPE_SZ = 1031
+
+
+def check_not_hidden(mounts: list[Mount]) -> None:
+    """The usage mounts must come last and nothing may be mounted on or under their places
+    after them (a harness bug, not the agent's doing)."""
+    reserved = (FIFO_DIR_IN_SANDBOX, USAGE_DIR_IN_SANDBOX)
+    seen_usage = False
+    for m in mounts:
+        inside = any(m.target == r or m.target.startswith(r + "/") for r in reserved)
+        covers = any(r.startswith(m.target.rstrip("/") + "/") for r in reserved)
+        if inside:
+            seen_usage = True
+        elif seen_usage or covers:
+            raise ValueError(f"the mount {m.target} would hide the exec-log shim or channel")
+
+
+@dataclass
+class ChannelResult:
+    bytes: int  # kept in the host log
+    discarded: int  # bytes past the cap
+    log: Path
+
+    @property
+    def flooded(self) -> bool:
+        return self.discarded > 0
+
+
+def pythonpath_env(pythonpath: str) -> dict[str, str]:
+    """A sandbox's environment without the exec log (no shim: usage unknown)."""
+    return {"PYTHONPATH": pythonpath} if pythonpath else {}
+
+
+class ExecLogChannel:
+    """Create with the shim and the trial's exec folder (host side, the harness's own);
+    `open()` before the sandbox starts, `close()` once every process of the sandbox is gone."""
+
+    def __init__(self, shim: Path, root: Path, uid: int | None, max_bytes: int = MAX_LOG_BYTES):
+        self.shim = shim
+        self.root = root
+        self.fifo_dir = root / "fifo"
+        self.log = root / HOST_LOG
+        self.uid = uid
+        self.max_bytes = max_bytes
+        self._kept = self._discarded = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._fds: list[int] = []
+
+    def env(self, pythonpath: str = "") -> dict[str, str]:
+        """What turns the exec log on in the sandbox; `pythonpath` is the agent's own, kept
+        after the hook."""
+        return {
+            "LD_PRELOAD": SHIM_IN_SANDBOX,
+            "LASTEXAM_EXEC_LOG": f"{FIFO_DIR_IN_SANDBOX}/{FIFO_NAME}",
+            "PYTHONPATH": ":".join(p for p in (HOOK_DIR_IN_SANDBOX, pythonpath) if p),
+        }
+
+    def mounts(self, hook_dir: Path) -> list[Mount]:
+        """The usage mounts, all read-only, to be placed after every other mount."""
+        return [
+            Mount(self.fifo_dir, FIFO_DIR_IN_SANDBOX),
+            Mount(self.shim, SHIM_IN_SANDBOX),
+            Mount(hook_dir, HOOK_DIR_IN_SANDBOX),
+        ]
+
+    def open(self) -> None:
+        self.root.mkdir(mode=0o711, exist_ok=True)
+        self.fifo_dir.mkdir(mode=0o755, exist_ok=True)
+        fifo = self.fifo_dir / FIFO_NAME
+        os.mkfifo(fifo, 0o600)
+        if self.uid is not None:
+            os.chown(fifo, self.uid, self.uid)  # the sandbox's uid opens it for writing
+        else:
+            fifo.chmod(0o622)
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        # Held open by the host so that the reader never sees end-of-file while the sandbox
+        # runs, however often its processes come and go.
+        keeper = os.open(fifo, os.O_WRONLY | os.O_CLOEXEC)
+        self._fds = [reader, keeper]
+        with contextlib.suppress(OSError):
+            import fcntl
+
+            fcntl.fcntl(reader, F_SETPIPE_SZ, PIPE_BYTES)
+        out = open(self.log, "wb")  # noqa: SIM115 (closed by the drain thread)
+        self._thread = threading.Thread(target=self._drain, args=(reader, out), daemon=True,
+                                         name=f"exec-log {self.root.parent.name}")
+        self._thread.start()
+
+    def close(self) -> ChannelResult:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        for fd in self._fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds = []
+        return ChannelResult(self._kept, self._discarded, self.log)
+
+    def _drain(self, fd: int, out) -> None:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        after_stop = 0
+        with out:
+            while True:
+                stopping = self._stop.is_set()
+                if stopping:
+                    after_stop += 1
+                    if after_stop > 64:  # a writer that survived the sandbox: stop anyway
+                        return
+                else:
+                    poller.poll(200)
+                try:
+                    data = os.read(fd, 1 << 20)
+                except BlockingIOError:
+                    if stopping:
+                        return
+                    continue
+                except OSError:
+                    return
+                if not data:
+                    if stopping:
+                        return
+                    continue
+                room = self.max_bytes - self._kept
+                if room > 0:
+                    out.write(data[:room])
+                    self._kept += min(room, len(data))
+                if len(data) > room:
+                    self._discarded += len(data) - max(room, 0)
+                    time.sleep(DISCARD_PAUSE_S)
