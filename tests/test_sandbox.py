@@ -92,17 +92,24 @@ def test_runs_without_host_privileges(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the uid switch happens when the harness is root")
-def test_files_written_in_the_sandbox_belong_to_an_unprivileged_host_uid(tmp_path: Path) -> None:
-    from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
-    from lastexam.sandbox.bwrap import BwrapProvider, host_sandbox_uid
+def test_files_written_in_the_sandbox_belong_to_a_dedicated_host_uid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandbox's host uid is no account's and no other process's (not `nobody`)."""
+    import pwd
 
+    from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
+    from lastexam.sandbox.bwrap import DEFAULT_HOST_UID, BwrapProvider, uid_in_use
+
+    monkeypatch.delenv("LASTEXAM_SANDBOX_UID", raising=False)
     area = lastexam_home() / "work" / f"uidtest-{os.getpid()}"
     out = area / "out"
     out.mkdir(parents=True)
     area.chmod(0o711)
-    os.chown(out, host_sandbox_uid(), host_sandbox_uid())
     try:
         provider = BwrapProvider(area / "etc")
+        assert provider.uid == DEFAULT_HOST_UID and provider.preflight() == []
+        os.chown(out, provider.uid, provider.uid)
         result = provider.run(SandboxRequest(
             name=f"uidtest-{os.getpid()}", argv=["/bin/sh", "-c", "echo x > /out/f"],
             mounts=[Mount(out, "/out", writable=True)], env={"PATH": "/usr/bin:/bin"}, cwd="/",
@@ -111,7 +118,14 @@ def test_files_written_in_the_sandbox_belong_to_an_unprivileged_host_uid(tmp_pat
         ))
         assert result.exit_code == 0
         owner = (out / "f").stat().st_uid
-        assert owner == host_sandbox_uid() and owner != 0
+        assert owner == DEFAULT_HOST_UID and (out / "f").stat().st_gid == DEFAULT_HOST_UID
+        with pytest.raises(KeyError):
+            pwd.getpwuid(owner)
+        assert uid_in_use(owner) is None
+        # A uid that an account holds is refused before any sandbox runs as it.
+        monkeypatch.setenv("LASTEXAM_SANDBOX_UID", "65534")
+        problems = BwrapProvider(area / "etc").preflight()
+        assert len(problems) == 1 and "65534 is used by the account" in problems[0]
     finally:
         shutil.rmtree(area, ignore_errors=True)
 
@@ -211,3 +225,41 @@ def test_background_processes_end_with_the_agent(tmp_path: Path) -> None:
     assert time.monotonic() - started < 30
     assert trial["status"] == "completed" and trial["score"] == 1.0
     assert [p for p in os.listdir("/proc") if p.isdigit() and marker.encode() in _cmdline(p)] == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="teardown checks need cgroups (root)")
+def test_processes_surviving_the_teardown_count_against_the_agent(tmp_path: Path) -> None:
+    """Processes left after SIGKILL and the teardown (simulated: the cgroup reports one) make
+    an agent_error that counts, not an infra_error that is retried and left out."""
+    import json
+    import subprocess
+    import sys
+
+    patched = (
+        "import sys\n"
+        "from lastexam.sandbox import cgroups\n"
+        "real = cgroups.Cgroup.kill_all\n"
+        "def kill_all(self, deadline_s=10.0):\n"
+        "    return real(self, deadline_s) + (1 if self.dirs[0].name.endswith('__1') else 0)\n"
+        "cgroups.Cgroup.kill_all = kill_all\n"
+        "from lastexam.cli import main\n"
+        "sys.argv[0] = 'lastexam'\n"
+        "main()\n"
+    )
+    cmd = "echo '{\"total\": 6.75, \"count\": 3}' > /task/output/result.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", patched, "run", str(COLUMN_TOTAL), "--agent", "command",
+         "--agent-arg", f"cmd={cmd}", "--out", str(tmp_path / "run"), "--json"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    from tests.faults.campaign import sandbox_cgroups
+
+    for c in sandbox_cgroups():  # kept, as for real survivors, for the next run's sweep
+        if os.path.basename(c).startswith(f"{result['run_id']}."):
+            os.rmdir(c)
+    trial = result["trials"][0]
+    assert trial["status"] == "agent_error" and trial["ended_by"] == "survivors", trial
+    assert trial["policy"]["counts"] and trial["policy"]["retries"] == 0
+    assert "survived" in trial["error"]

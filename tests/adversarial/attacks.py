@@ -200,6 +200,18 @@ OUTPUTS = [
         max_score=1.0,
     ),
     Attack(
+        "out-many-folders", "outputs",
+        "190,000 empty folders in the output (each one copied, stored and scanned before)",
+        HONEST_TOTAL + "; " + PY + " -c \"import os\nfor i in range(190000): os.mkdir(f'/task/output/d{i:06d}')\"; sleep 2",
+        statuses=("agent_error",), ended_by="output_limit", max_score=1.0,
+    ),
+    Attack(
+        "home-many-folders", "outputs",
+        "100,000 folders nested 4 deep in HOME",
+        HONEST_TOTAL + "; " + PY + " -c \"import os\nfor i in range(100000): os.makedirs(os.path.expanduser(f'~/a{i % 10}/b{i % 100}/c{i}'))\"; sleep 2",
+        statuses=("agent_error",), ended_by="output_limit", max_score=1.0,
+    ),
+    Attack(
         "out-deep-tree", "outputs",
         "folders nested beyond PATH_MAX (long names), where a path-based scan cannot see",
         HONEST_TOTAL + """
@@ -441,19 +453,61 @@ SPOOFING = [
     ),
     Attack(
         "spoof-exec-log", "spoofing",
-        "write a fake exec log claiming the declared software ran, and point its files at host files",
+        "write fake lines into the exec log claiming the declared software ran, overlong lines, and try to replace the log by links to host files",
         WRONG_TOTAL + """
-        printf 'exec\t1\t1\t1.0\t/usr/bin/awk\tawk\n' >> /run/lastexam/exec/exec.log
-        ln -s /etc/shadow /run/lastexam/exec/py-1.txt; ln -s /etc/hostname /run/lastexam/exec/py-2.txt
-        mkfifo /run/lastexam/exec/py-3.txt
-        """ + PY + """ -c "open('/run/lastexam/exec/exec.log', 'a').write('exec\\t1\\t1\\t1.0\\t/x\\t' + '\\x1fx' * 300000 + '\\n')"
+        for f in /run/lastexam/exec/*; do
+            printf 'exec\t1\t1\t1.0\t/usr/bin/awk\tawk\n' >> "$f"
+            """ + PY + """ -c "import sys; open(sys.argv[1], 'a').write('exec\\t1\\t1\\t1.0\\t/x\\t' + '\\x1fx' * 300000 + '\\n')" "$f"
+            rm -f "$f" 2>&1; ln -sf /etc/shadow "$f" 2>&1
+        done
+        ln -s /etc/hostname /run/lastexam/exec/py-2.txt 2>&1; mkfifo /run/lastexam/exec/py-3.txt 2>&1
         echo spoofed
         """,
-        log_has=("spoofed",),
+        log_has=("spoofed", "Read-only file system"),
+    ),
+    Attack(
+        "exec-log-remove", "spoofing",
+        "import the declared software, then remove, move, truncate or replace the exec log to hide it (or to make its use unknown)",
+        WRONG_TOTAL + """
+        """ + PY + """ -c 'import openpyxl'
+        for f in /run/lastexam/exec/*; do
+            rm -f "$f" 2>&1; mv "$f" /tmp/x 2>&1; : > "$f"; ln -sf /dev/null "$f" 2>&1
+        done
+        rm -rf /run/lastexam/exec 2>&1; mount -t tmpfs none /run/lastexam/exec 2>&1
+        echo removed
+        """,
+        base="deliverable-parse", log_has=("removed",),
+    ),
+    Attack(
+        "exec-log-flood", "spoofing",
+        "flood the exec log (80 MB without a newline), to fill the host's disk or hide the lines that count",
+        WRONG_TOTAL + """
+        for f in /run/lastexam/exec/*; do head -c 80000000 /dev/zero > "$f"; done; echo flooded
+        """,
+        log_has=("flooded",),
     ),
 ]
 
-ATTACKS: list[Attack] = [*PEEKING, *INPUTS, *OUTPUTS, *GRADER, *RESOURCES, *SPOOFING]
+EXITS = [
+    Attack(
+        f"exit-{name}", "exits",
+        f"{what}: an exit code or signal the harness once read as its own failure (infra_error, retried, not counted)",
+        WRONG_TOTAL + "\n" + cmd,
+        statuses=("agent_error",),
+    )
+    for name, what, cmd in (
+        ("125-fast", "exit 125 at once", "exit 125"),
+        ("125-slow", "exit 125 after 2 s", "sleep 2; exit 125"),
+        ("126", "exit 126", "exit 126"),
+        ("127", "exit 127", "exit 127"),
+        ("1", "exit 1", "exit 1"),
+        ("255", "exit 255", "exit 255"),
+        ("sigkill", "kill itself with SIGKILL", "kill -KILL $$"),
+        ("sigsegv-slow", "die of SIGSEGV after 2 s", "sleep 2; kill -SEGV $$"),
+    )
+]
+
+ATTACKS: list[Attack] = [*PEEKING, *INPUTS, *OUTPUTS, *GRADER, *RESOURCES, *SPOOFING, *EXITS]
 
 
 def outcome(a: Attack) -> str:

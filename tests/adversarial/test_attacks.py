@@ -99,9 +99,42 @@ def _spoof(o: Outcome, run: AttackRun) -> None:
 def _exec_log(o: Outcome, run: AttackRun) -> None:
     text = (o.folder / "trial.json").read_text()
     hostname = Path("/etc/hostname").read_text().strip()
-    imports = o.record["usage"].get("python_imports", {})
+    usage = o.record["usage"]
+    imports = usage.get("python_imports", {})
     assert hostname not in imports and not any(k.startswith("root:") for k in imports)
     assert "root:" not in text.replace('"root:', "")  # no line of /etc/shadow
+    # The forged "awk ran" line does not count: the log is marked tampered, awk not used.
+    assert usage["tampered"] and usage["tamper_reason"], usage
+    assert usage["declared_software"] == {"awk": False} and usage["used_declared"] is False
+
+
+def _exec_log_kept(o: Outcome, run: AttackRun) -> None:
+    usage = o.record["usage"]
+    assert "Read-only file system" in o.log or "Permission denied" in o.log
+    assert usage["traced"] and not usage["tampered"], usage
+    assert usage["python_imports"].get("openpyxl", 0) >= 1
+    assert usage["declared_software"] == {"openpyxl": True} and usage["used_declared"] is True
+
+
+def _exec_log_flooded(o: Outcome, run: AttackRun) -> None:
+    usage = o.record["usage"]
+    assert usage["tampered"] and "flooded" in usage["tamper_reason"], usage
+    assert usage["used_declared"] is False
+
+
+def _many_folders(o: Outcome, run: AttackRun) -> None:
+    # Killed at the watch's folder cap; empty folders are neither copied nor stored.
+    assert sorted(os.listdir(o.folder / "output")) == ["result.json"]
+    assert o.trial["score"] == 1.0  # still graded: the deliverable beside them counts
+
+
+def _agent_exit(o: Outcome, run: AttackRun) -> None:
+    t = o.trial
+    assert t["policy"]["kind"] == "agent_exit" and t["policy"]["retries"] == 0, t["policy"]
+    how = o.record["key"]["task_id"].removeprefix("atk-exit-").split("-")[0]
+    signalled = {"sigkill": 128 + 9, "sigsegv": 128 + 11}
+    expected = signalled[how] if how in signalled else int(how)
+    assert o.record["agent_exit_code"] == expected, (how, o.record["agent_exit_code"])
 
 
 def _toolchain(o: Outcome, run: AttackRun) -> None:
@@ -130,6 +163,9 @@ CHECKS: dict[str, Callable[[Outcome, AttackRun], None]] = {
     "grader-xlsx-lying-sizes": _xlsx_refused("not a readable XLSX"),
     "spoof-harness-output": _spoof,
     "spoof-exec-log": _exec_log,
+    "exec-log-remove": _exec_log_kept,
+    "exec-log-flood": _exec_log_flooded,
+    "out-many-folders": _many_folders,
     "res-toolchain": _toolchain,
 }
 
@@ -155,6 +191,8 @@ def test_attack_is_contained(attack: Attack, attack_run: AttackRun) -> None:
         assert text not in log, log[-2000:]
     if attack.id in CHECKS:
         CHECKS[attack.id](o, attack_run)
+    if attack.group == "exits":
+        _agent_exit(o, attack_run)
 
 
 def test_every_trial_recorded_once_and_bystanders_unaffected(attack_run: AttackRun) -> None:

@@ -118,3 +118,28 @@ def test_iter_lines_skips_overlong_lines(tmp_path: Path) -> None:
     assert list(iter_lines(f, max_line=100)) == ["a\n", "b\n"]
     (tmp_path / "link").symlink_to(f)
     assert list(iter_lines(tmp_path / "link")) == []
+
+
+def test_snapshot_caps_folders_and_drops_empty_ones(tmp_path: Path, monkeypatch) -> None:
+    import lastexam.run.collect as collect
+
+    monkeypatch.setattr(collect, "MAX_FOLDERS", 50)
+    out = tmp_path / "out"
+    for i in range(300):
+        (out / f"d{i:03d}" / "e").mkdir(parents=True)
+    (out / "sub").mkdir()
+    (out / "result.json").write_text("{}")
+    got = collect.snapshot_output(out, tmp_path / "snap", max_bytes=1 << 20)
+    assert os.listdir(tmp_path / "snap") == ["result.json"]  # empty folders are not copied
+    assert got["files"] == 1 and got["folders_seen"] == 50
+    assert got["capped"] == ["more than 50 folders: the rest was not scanned"]
+
+
+def test_watch_counts_folders(tmp_path: Path) -> None:
+    for i in range(30):
+        (tmp_path / f"d{i}").mkdir()
+    limits = SandboxLimits(wall_s=1, memory_mb=1, max_processes=1, watch_bytes=1 << 30,
+                           watch_files=1000, watch_dirs=20)
+    assert _over_quota([tmp_path], limits)
+    assert not _over_quota([tmp_path], SandboxLimits(
+        wall_s=1, memory_mb=1, max_processes=1, watch_bytes=1 << 30, watch_files=1000, watch_dirs=30))
