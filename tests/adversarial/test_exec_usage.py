@@ -16,8 +16,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("base_env_ready")]
 NPM_AGENTS = ("claude-code", "codex", "gemini-cli")
 SCRIPT = """
 turns:
-  - shell: python3 -c 'import pandas; print("pandas", pandas.__version__)' && echo '{"total": 6.75, "count": 3}' > /task/output/result.json
-  - shell: rm -f /run/lastexam/exec/* 2>&1; mv /run/lastexam/exec/exec.fifo /tmp/x 2>&1; echo tried
+  - shell: |
+      python3 -c 'import pandas; print("pandas", pandas.__version__)' && echo '{"total": 6.75, "count": 3}' > /task/output/result.json
+  - shell: |
+      rm -f /run/lastexam/exec/* 2>&1; mv /run/lastexam/exec/exec.fifo /tmp/x 2>&1; echo tried
   - text: Done.
 """
 

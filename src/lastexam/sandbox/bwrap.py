@@ -39,6 +39,13 @@ WATCH_EVERY_S = 0.5
 GATE = 'fd=$1; shift; read -r -u "$fd" go; [ "$go" = go ] || exit 1; exec {fd}<&-; exec "$@"'
 DEFAULT_HOST_UID = 1_990_000_000  # far above any account's uid or a subordinate uid range
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+# The sandbox's /etc/profile: Debian's sets PATH anew, so a login shell (`bash -lc`, as Codex
+# runs its commands) would lose the environment's tools; this one only reads profile.d.
+PROFILE = (
+    "# lastexam sandbox: keeps the PATH the sandbox was started with\n"
+    'for i in /etc/profile.d/*.sh; do [ -r "$i" ] && . "$i"; done; unset i\n'
+)
+ETC_FILES = ("passwd", "group", "profile")
 
 
 def host_sandbox_uid() -> int | None:
@@ -147,7 +154,7 @@ class BwrapProvider:
             "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
         )
         group = f"root:x:0:\n{SANDBOX_USER}:x:{SANDBOX_UID}:\nnogroup:x:65534:\n"
-        for name, text in (("passwd", passwd), ("group", group)):
+        for name, text in zip(ETC_FILES, (passwd, group, PROFILE), strict=True):
             p = self.etc_dir / name
             if not p.exists() or p.read_text() != text:
                 tmp = p.with_suffix(".tmp")
@@ -180,7 +187,7 @@ class BwrapProvider:
             elif host.is_dir():
                 args += ["--ro-bind", str(host), f"/{d}"]
         args += ["--ro-bind", "/etc", "/etc"]
-        for name in ("passwd", "group"):
+        for name in ETC_FILES:
             args += ["--ro-bind", str(self.etc_dir / name), f"/etc/{name}"]
         args += ["--proc", "/proc", "--dev", "/dev"]
         args += ["--size", str(req.limits.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
