@@ -21,17 +21,16 @@ SAMPLE = (
     "exec\t12\t10\t1795970972.797638\t/usr/bin/samtools\tsamtools\x1fview\x1fa \"quoted\" arg\n"
     "signal\t12\t9\n"
     "exec\t13\t10\t1795970972.8\t/usr/bin/mawk\tawk\x1fBEGIN{}\n"
-    "not a line of the shim\n"
-    "exec\tx\t1\t2\t/usr/bin/ls\tls\n"
+    "py\t5\trdkit numpy\n"
     "exit\t10\t0\n"
 )
 
 
 def test_parse_exec_log(tmp_path: Path) -> None:
     (tmp_path / "exec.log").write_text(SAMPLE)
-    (tmp_path / "py-5.txt").write_text("rdkit numpy\n")
-    log = parse(tmp_path)
-    assert log.traced and log.total == 4  # malformed lines are skipped
+    log = parse(tmp_path / "exec.log")
+    assert log.traced and log.total == 4 and log.tampered is None
+    assert log.first_argv == ["sh", "-c", "ls /x; samtools view a.bam"]
     assert [e.program for e in log.events] == ["dash", "ls", "samtools", "mawk"]
     assert [e.exit_status for e in log.events] == ["0", "2", "killed by signal 9", None]
     assert log.events[2].argv == ["samtools", "view", 'a "quoted" arg']
@@ -41,8 +40,26 @@ def test_parse_exec_log(tmp_path: Path) -> None:
     }
 
 
-def test_untraced_usage_is_unknown(tmp_path: Path) -> None:
-    assert usage(["samtools"], parse(tmp_path)) == {"samtools": None}
+def test_untraced_usage_is_unknown() -> None:
+    assert usage(["samtools"], parse(None)) == {"samtools": None}
+
+
+@pytest.mark.parametrize("bad", [
+    "not a line of the shim\n", "exec\tx\t1\t2\t/usr/bin/ls\tls\n", "py\t5\t../etc x\n",
+    "exit\t10\n", "exec\t9\t1\t2.0\t/usr/bin/ls",  # the last one cut short
+])
+def test_a_line_the_shim_did_not_write_marks_the_log_tampered(bad: str, tmp_path: Path) -> None:
+    (tmp_path / "exec.log").write_text(SAMPLE + bad)
+    log = parse(tmp_path / "exec.log")
+    assert log.tampered
+    # A tampered log proves nothing: the software counts as not used, even with signals seen.
+    assert usage(["samtools", "Unheard-of CAD"], log) == {"samtools": False, "Unheard-of CAD": False}
+
+
+def test_a_flooded_log_is_tampered(tmp_path: Path) -> None:
+    (tmp_path / "exec.log").write_text(SAMPLE + "exec\t9\t1\t2.0\t/usr/bin/l")
+    log = parse(tmp_path / "exec.log", flooded=True)
+    assert log.tampered == "the exec log passed its size cap (flooded)" and log.total == 4
 
 
 def test_every_suite_software_name_is_known() -> None:
@@ -82,3 +99,33 @@ def test_software_usage_metric() -> None:
     assert u["known"] == 3 and u["used_share"] == pytest.approx(2 / 3, abs=1e-4)
     assert u["fpr_used"] == 1.0 and u["fpr_not_used"] == 0.0
     assert u["script_share"] == 0.5
+
+
+def test_channel_keeps_lines_and_caps_a_flood(tmp_path: Path) -> None:
+    import os
+
+    from lastexam.usage.channel import FIFO_NAME, ExecLogChannel
+
+    channel = ExecLogChannel(Path("/bin/true"), tmp_path / "exec", uid=None, max_bytes=1000)
+    channel.open()
+    fd = os.open(channel.fifo_dir / FIFO_NAME, os.O_WRONLY)
+    line = b"exec\t1\t0\t1.0\t/bin/sh\tsh\n"
+    os.write(fd, line)
+    os.write(fd, b"x" * 5000)
+    os.close(fd)
+    result = channel.close()
+    assert result.flooded and result.bytes == 1000 and result.discarded == len(line) + 5000 - 1000
+    assert parse(result.log, flooded=True).total == 1
+
+
+def test_usage_mounts_cannot_be_hidden() -> None:
+    from lastexam.sandbox.base import Mount
+    from lastexam.usage.channel import ExecLogChannel, check_not_hidden
+
+    usage_mounts = ExecLogChannel(Path("/x/shim.so"), Path("/x/exec"), None).mounts(Path("/x/hook"))
+    # Mounted before them, a parent cannot hide them; beside them, nothing can.
+    for fine in ("/opt/lastexam", "/run/lastexam", "/run"):
+        check_not_hidden([Mount(Path("/a"), fine), *usage_mounts, Mount(Path("/b"), "/opt/x")])
+    for hiding in ("/run", "/run/lastexam", "/", "/run/lastexam/usage/hook/x", "/run/lastexam/exec"):
+        with pytest.raises(ValueError, match="would hide"):
+            check_not_hidden([*usage_mounts, Mount(Path("/a"), hiding)])

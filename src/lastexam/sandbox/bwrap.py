@@ -27,6 +27,7 @@ import time
 from functools import cached_property
 from pathlib import Path
 
+from lastexam.errors import LastexamError
 from lastexam.sandbox import cgroups
 from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
 from lastexam.untrusted import tail
@@ -54,12 +55,10 @@ def host_sandbox_uid() -> int | None:
     if os.geteuid() != 0:
         return None
     raw = os.environ.get("LASTEXAM_SANDBOX_UID", str(DEFAULT_HOST_UID))
-    try:
-        uid = int(raw)
-    except ValueError:
-        raise SandboxError(f"LASTEXAM_SANDBOX_UID: {raw!r} is not a number") from None
+    uid = int(raw) if raw.isdigit() else -1
     if not 0 < uid < 2**32 - 1:
-        raise SandboxError(f"LASTEXAM_SANDBOX_UID: {uid} is not a usable uid")
+        raise LastexamError(f"{raw!r} is not a usable uid (1 to 4294967294)",
+                            field="LASTEXAM_SANDBOX_UID")
     return uid
 
 

@@ -35,16 +35,18 @@ F_SETPIPE_SZ = 1031
 
 
 def check_not_hidden(mounts: list[Mount]) -> None:
-    """The usage mounts must come last and nothing may be mounted on or under their places
-    after them (a harness bug, not the agent's doing)."""
+    """No other mount may sit on or under the usage places, nor over them once they are
+    mounted (a harness bug, not the agent's doing)."""
+    own = {FIFO_DIR_IN_SANDBOX, SHIM_IN_SANDBOX, HOOK_DIR_IN_SANDBOX}
     reserved = (FIFO_DIR_IN_SANDBOX, USAGE_DIR_IN_SANDBOX)
-    seen_usage = False
+    mounted: set[str] = set()
     for m in mounts:
-        inside = any(m.target == r or m.target.startswith(r + "/") for r in reserved)
-        covers = any(r.startswith(m.target.rstrip("/") + "/") for r in reserved)
-        if inside:
-            seen_usage = True
-        elif seen_usage or covers:
+        if m.target in own - mounted:
+            mounted.add(m.target)
+            continue
+        under = any(m.target == r or m.target.startswith(r + "/") for r in reserved)
+        over = any(r.startswith(m.target.rstrip("/") + "/") for r in reserved)
+        if under or (mounted and over):
             raise ValueError(f"the mount {m.target} would hide the exec-log shim or channel")
 
 
