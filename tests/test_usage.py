@@ -129,3 +129,21 @@ def test_usage_mounts_cannot_be_hidden() -> None:
     for hiding in ("/run", "/run/lastexam", "/", "/run/lastexam/usage/hook/x", "/run/lastexam/exec"):
         with pytest.raises(ValueError, match="would hide"):
             check_not_hidden([*usage_mounts, Mount(Path("/a"), hiding)])
+
+
+def test_a_sandbox_whose_first_process_is_not_logged_is_a_harness_fault(tmp_path: Path) -> None:
+    """The shim reports the sandbox's first process before any of the agent's code runs: if
+    that line is missing, the shim was not loaded (as when a mount hid it)."""
+    from lastexam.usage.channel import ChannelResult
+    from lastexam.usage.record import ShimNotLoaded, record_usage
+
+    log = tmp_path / "exec.log"
+    log.write_text(SAMPLE)
+    used = record_usage(ChannelResult(1, 0, log), tmp_path / "e.jsonl", ["samtools"], "sh")
+    assert used["declared_software"] == {"samtools": True} and not used["tampered"]
+    for text, argv0 in (("", "sh"), (SAMPLE, "/bin/bash")):
+        log.write_text(text)
+        with pytest.raises(ShimNotLoaded, match="did not report the sandbox's first process"):
+            record_usage(ChannelResult(1, 0, log), tmp_path / "e.jsonl", ["samtools"], argv0)
+    # Without a shim (no compiler) there is no log to check: usage is unknown.
+    assert record_usage(None, tmp_path / "e.jsonl", ["samtools"], "sh")["used_declared"] is None
