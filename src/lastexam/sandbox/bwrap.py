@@ -64,8 +64,8 @@ def host_sandbox_uid() -> int | None:
 
 def uid_in_use(uid: int) -> str | None:
     """Who else on the host has this uid: an account, or a process that is not part of a
-    sandbox (None: nobody). Sandbox processes are bwrap itself or live in a user namespace
-    of their own."""
+    sandbox (None: nobody). Sandbox processes are bwrap and its launchers, or live in a user
+    namespace of their own."""
     try:
         return f"the account {pwd.getpwuid(uid).pw_name!r}"
     except KeyError:
@@ -80,7 +80,8 @@ def uid_in_use(uid: int) -> str | None:
             argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
         except (OSError, StopIteration):
             continue
-        if os.path.basename(argv0) not in (b"bwrap", b"setpriv", b"prlimit"):
+        # An empty command line: a zombie, or a sandbox being set up (between fork and exec).
+        if argv0 and os.path.basename(argv0) not in (b"bwrap", b"setpriv", b"prlimit"):
             return f"process {pid} ({argv0.decode(errors='replace')})"
     return None
 
