@@ -263,3 +263,25 @@ def test_processes_surviving_the_teardown_count_against_the_agent(tmp_path: Path
     assert trial["status"] == "agent_error" and trial["ended_by"] == "survivors", trial
     assert trial["policy"]["counts"] and trial["policy"]["retries"] == 0
     assert "survived" in trial["error"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="running a process as another uid needs root")
+def test_a_uid_a_host_process_runs_as_is_not_dedicated() -> None:
+    import subprocess
+
+    from lastexam.sandbox.bwrap import uid_in_use
+
+    uid = 1_990_000_123
+    assert uid_in_use(uid) is None
+    proc = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                             "sleep", "60"])
+    try:
+        for _ in range(200):
+            found = uid_in_use(uid)
+            if found:
+                break
+            time.sleep(0.01)
+        assert found == f"process {proc.pid} (sleep)"
+    finally:
+        proc.kill()
+        proc.wait()
