@@ -147,3 +147,28 @@ def test_a_sandbox_whose_first_process_is_not_logged_is_a_harness_fault(tmp_path
             record_usage(ChannelResult(1, 0, log), tmp_path / "e.jsonl", ["samtools"], argv0)
     # Without a shim (no compiler) there is no log to check: usage is unknown.
     assert record_usage(None, tmp_path / "e.jsonl", ["samtools"], "sh")["used_declared"] is None
+
+
+def test_a_log_the_host_cannot_keep_is_drained_and_a_harness_fault(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from lastexam.sandbox.base import SandboxError
+    from lastexam.usage.channel import FIFO_NAME, ExecLogChannel
+    from lastexam.usage.record import record_usage
+
+    channel = ExecLogChannel(Path("/bin/true"), tmp_path / "exec", uid=None)
+    channel.log = Path("/dev/full")  # every write fails: ENOSPC
+    channel.open()
+    fd = os.open(channel.fifo_dir / FIFO_NAME, os.O_WRONLY)
+    # Three times the FIFO's buffer: the writer would block for ever if nobody drained it.
+    writer = threading.Thread(target=lambda: [os.write(fd, b"x" * 4000 + b"\n") for _ in range(800)],
+                              daemon=True)
+    writer.start()
+    writer.join(60)
+    assert not writer.is_alive(), "the writer blocked: the FIFO was not drained"
+    os.close(fd)
+    result = channel.close()
+    assert result.error and "No space left" in result.error
+    with pytest.raises(SandboxError, match="cannot write the exec log on the host"):
+        record_usage(result, tmp_path / "e.jsonl", ["samtools"], "sh")

@@ -55,6 +55,7 @@ class ChannelResult:
     bytes: int  # kept in the host log
     discarded: int  # bytes past the cap
     log: Path
+    error: str | None = None  # the host could not keep the log (the harness's failure)
 
     @property
     def flooded(self) -> bool:
@@ -78,6 +79,7 @@ class ExecLogChannel:
         self.uid = uid
         self.max_bytes = max_bytes
         self._kept = self._discarded = 0
+        self._error: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._fds: list[int] = []
@@ -117,7 +119,7 @@ class ExecLogChannel:
             import fcntl
 
             fcntl.fcntl(reader, F_SETPIPE_SZ, PIPE_BYTES)
-        out = open(self.log, "wb")  # noqa: SIM115 (closed by the drain thread)
+        out = open(self.log, "wb", buffering=0)  # noqa: SIM115 (closed by the drain thread)
         self._thread = threading.Thread(target=self._drain, args=(reader, out), daemon=True,
                                          name=f"exec-log {self.root.parent.name}")
         self._thread.start()
@@ -130,7 +132,7 @@ class ExecLogChannel:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._fds = []
-        return ChannelResult(self._kept, self._discarded, self.log)
+        return ChannelResult(self._kept, self._discarded, self.log, self._error)
 
     def _drain(self, fd: int, out) -> None:
         poller = select.poll()
@@ -158,9 +160,12 @@ class ExecLogChannel:
                         return
                     continue
                 room = self.max_bytes - self._kept
-                if room > 0:
-                    out.write(data[:room])
-                    self._kept += min(room, len(data))
+                if room > 0 and self._error is None:
+                    try:  # a failure here must not stop the draining: writers would block
+                        out.write(data[:room])
+                        self._kept += min(room, len(data))
+                    except OSError as e:
+                        self._error = f"cannot write the exec log on the host: {e}"
                 if len(data) > room:
                     self._discarded += len(data) - max(room, 0)
                     time.sleep(DISCARD_PAUSE_S)

@@ -22,6 +22,8 @@ def record_usage(
     channel: ChannelResult | None, events_out: Path, software: list[str], first_argv0: str
 ) -> dict[str, Any]:
     """`channel` is None when the trial ran without the shim (no C compiler): usage unknown."""
+    if channel is not None and channel.error:
+        raise SandboxError(channel.error)
     log = parse(channel.log if channel else None, flooded=bool(channel and channel.flooded))
     if channel is not None and (not log.first_argv or log.first_argv[0] != first_argv0):
         raise ShimNotLoaded(
