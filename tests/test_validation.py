@@ -1,0 +1,250 @@
+"""Every gate of `lastexam validate`, each failed by a task built to fail it and only it, next
+to a control task that passes every gate. The tasks are generated here from the harness test
+task (tests/data/tasks/other/column-total), each with its own id and canary and a generate.py
+that reproduces its inputs and reference; one `lastexam validate --json` call checks them all.
+The gates are reached only through the CLI's JSON, so the tests do not depend on where the
+gate code lives."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import COLUMN_TOTAL, ROOT, run_cli
+
+pytestmark = pytest.mark.usefixtures("base_env_ready")
+
+BASE_CANARY = "8cbf5e58-8c2f-4cd0-919c-42ea7ef23d71"
+GRADER = (COLUMN_TOTAL / "grader.py").read_text()
+GENERATOR = '''"""Writes inputs/ and reference/ of this test task: python3 generate.py --out DIR."""
+import argparse
+from pathlib import Path
+
+DATA = {data!r}
+EXPECTED = {expected!r}
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--out", type=Path, default=Path(__file__).parent)
+out = parser.parse_args().out
+(out / "inputs").mkdir(parents=True, exist_ok=True)
+(out / "reference").mkdir(parents=True, exist_ok=True)
+(out / "inputs" / "data.csv").write_text(DATA)
+(out / "reference" / "expected.json").write_text(EXPECTED)
+'''
+# Gates the control task must pass, all of them run (generate.py included).
+EVERY_GATE = {
+    "schema and taxonomy", "required files", "canary present", "no reference leak",
+    "environment installed", "oracle scores 1.0", "nop scores 0", "negative fixture partial",
+    "negative fixture wrong-method", "grading is deterministic",
+    "generate.py reproduces inputs and reference",
+}
+
+
+def _hygiene_gate_exists() -> bool:
+    """The gate refusing a grader that imports its solution (being added in a hygiene module)."""
+    for name in ("lastexam.task.hygiene", "lastexam.validation.hygiene"):
+        try:
+            if importlib.util.find_spec(name) is not None:
+                return True
+        except ModuleNotFoundError:
+            continue
+    return False
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new))
+
+
+def make_task(tasks: Path, task_id: str, canary: str | None = None) -> Path:
+    """A valid copy of the harness test task under a new id and canary, with a generate.py."""
+    folder = tasks / "other" / task_id
+    shutil.copytree(COLUMN_TOTAL, folder)
+    canary = canary or str(uuid.uuid5(uuid.NAMESPACE_URL, f"lastexam-test/{task_id}"))
+    for rel in ("task.toml", "instruction.md", "reference/expected.json"):
+        _edit(folder / rel, BASE_CANARY, canary)
+    _edit(folder / "task.toml", 'id = "column-total"', f'id = "{task_id}"')
+    (folder / "generate.py").write_text(GENERATOR.format(
+        data=(folder / "inputs" / "data.csv").read_text(),
+        expected=(folder / "reference" / "expected.json").read_text(),
+    ))
+    return folder
+
+
+# Each broken task: what is done to a valid copy, the one gate it must fail, and a fragment of
+# that gate's message.
+def _oracle_scores_095(t: Path) -> None:
+    # A check worth 3/19 of the 3 points that no output passes: the oracle scores 3/(3+3/19) = 0.95,
+    # the fixtures stay inside their declared ranges (0.317 and 0.633).
+    _edit(t / "grader.py", "    return r\n", '    r.check("style", 3 / 19, False)\n    return r\n')
+
+
+def _nop_scores_above_zero(t: Path) -> None:
+    # No gate, and a check that an empty output passes: nop scores 1/4. The fixtures' ranges
+    # follow the new weights (partial 2/4, wrong-method 3/4) so that only the nop gate fails.
+    _edit(t / "grader.py", '    r.gate("result.json parses as a JSON object", parsed)\n',
+          '    r.check("no stray files", 1, True)\n')
+    _edit(t / "fixtures/negative/partial/fixture.toml", "score_min = 0.3\nscore_max = 0.4",
+          "score_min = 0.45\nscore_max = 0.55")
+    _edit(t / "fixtures/negative/wrong-method/fixture.toml", "score_min = 0.6\nscore_max = 0.7",
+          "score_min = 0.7\nscore_max = 0.8")
+
+
+def _nondeterministic_grader(t: Path) -> None:
+    _edit(t / "grader.py", "    return r\n",
+          '    import secrets\n    from lastexam.grading import Outcome\n'
+          '    r.check("graded", 0, Outcome(True, "run " + secrets.token_hex(8)))\n    return r\n')
+
+
+def _reference_line_in_instruction(t: Path) -> None:
+    line = "The column adds up to 6.75 over three numbers."
+    (t / "reference" / "notes.txt").write_text(line + "\n")
+    (t / "instruction.md").write_text((t / "instruction.md").read_text() + f"\n{line}\n")
+    (t / "generate.py").unlink()  # it does not write notes.txt
+
+
+def _reference_file_in_inputs(t: Path) -> None:
+    shutil.copy(t / "inputs" / "data.csv", t / "reference" / "data.csv")
+    (t / "generate.py").unlink()  # it does not write reference/data.csv
+
+
+def _canary_missing_from_reference(t: Path) -> None:
+    text = (t / "reference" / "expected.json").read_text()
+    (t / "reference" / "expected.json").write_text(json.dumps(
+        {k: v for k, v in json.loads(text).items() if k != "canary"}) + "\n")
+    (t / "generate.py").unlink()  # it would write the old reference back
+
+
+def _no_solution(t: Path) -> None:
+    (t / "solution" / "solve.sh").unlink()
+
+
+def _unknown_subdomain(t: Path) -> None:
+    _edit(t / "task.toml", 'subdomain = "sports"', 'subdomain = "astrology"')
+
+
+def _unknown_environment(t: Path) -> None:
+    _edit(t / "task.toml", 'environment = "base"', 'environment = "no-such-environment"')
+
+
+def _fixture_outside_its_range(t: Path) -> None:
+    _edit(t / "fixtures/negative/partial/fixture.toml", "score_min = 0.3\nscore_max = 0.4",
+          "score_min = 0.5\nscore_max = 0.6")
+
+
+def _generator_not_seeded(t: Path) -> None:
+    _edit(t / "generate.py", "write_text(DATA)",
+          'write_text(DATA + "%.6f\\n" % __import__("random").SystemRandom().random())')
+
+
+def _grader_imports_solution(t: Path) -> None:
+    (t / "solution" / "column.py").write_text("def count(path):\n"
+                                              "    return len(open(path).read().split()) - 1\n")
+    _edit(t / "grader.py", "    return r\n",
+          "    import sys\n    sys.path.insert(0, str(ctx.task / 'solution'))\n"
+          "    import column\n"
+          '    r.check("count from the solution", 0, column.count(ctx.inputs / "data.csv") == 3)\n'
+          "    return r\n")
+
+
+CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
+    "oracle-095": (_oracle_scores_095, "oracle scores 1.0", "score 0.95"),
+    "nop-above-zero": (_nop_scores_above_zero, "nop scores 0", "score 0.25"),
+    "nondeterministic": (_nondeterministic_grader, "grading is deterministic",
+                         "two gradings of the oracle output differ"),
+    "leaked-line": (_reference_line_in_instruction, "no reference leak",
+                    "reference/notes.txt: line 'The column adds up to 6.75"),
+    "leaked-file": (_reference_file_in_inputs, "no reference leak",
+                    "reference/data.csv is identical to inputs/data.csv"),
+    "no-canary": (_canary_missing_from_reference, "canary present", "canary not found in reference/"),
+    "no-solution": (_no_solution, "required files", "solution/solve.sh"),
+    "bad-taxonomy": (_unknown_subdomain, "schema and taxonomy", "astrology"),
+    "bad-environment": (_unknown_environment, "environment", "no environment named 'no-such-environment'"),
+    "fixture-range": (_fixture_outside_its_range, "negative fixture partial",
+                      "score 0.333333 (declared 0.5..0.6)"),
+    "generator-differs": (_generator_not_seeded, "generate.py reproduces inputs and reference",
+                          "differs: inputs"),
+    "grader-imports-solution": (_grader_imports_solution, "", "solution"),
+}
+NOT_INSTALLED = "env-not-installed"  # in a tree of its own, whose environments/ declares it
+DUPLICATES = ("dup-canary-a", "dup-canary-b")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[str, dict]:
+    root = tmp_path_factory.mktemp("validation")
+    tasks = root / "suite" / "tasks"
+    make_task(tasks, "control")
+    for task_id, (breaks, _, _) in CASES.items():
+        if task_id == "grader-imports-solution" and not _hygiene_gate_exists():
+            continue
+        breaks(make_task(tasks, task_id))
+    shared = str(uuid.uuid5(uuid.NAMESPACE_URL, "lastexam-test/shared-canary"))
+    for task_id in DUPLICATES:
+        make_task(tasks, task_id, canary=shared)
+    # The "environment installed" gate: an environment that is declared but not installed.
+    own = root / "own-envs"
+    (own / "environments").mkdir(parents=True)
+    shutil.copy(ROOT / "environments" / "base.toml", own / "environments")
+    (own / "environments" / "never-installed.toml").write_text(
+        'name = "never-installed"\ndescription = "declared by a test, never installed"\n'
+        "apt = []\npip = []\n")
+    folder = make_task(own / "tasks", NOT_INSTALLED)
+    _edit(folder / "task.toml", 'environment = "base"', 'environment = "never-installed"')
+    proc = run_cli("validate", tasks, folder, "--json", check=False, timeout=1800)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["passed"] is False
+    return {r["task"]: r for r in result["tasks"]}
+
+
+def _failed(report: dict) -> dict[str, str]:
+    return {g["name"]: g["detail"] for g in report["gates"] if not g["passed"]}
+
+
+def test_control_task_passes_every_gate(reports: dict[str, dict]) -> None:
+    control = reports["control"]
+    assert _failed(control) == {} and control["passed"] is True
+    assert {g["name"] for g in control["gates"]} >= EVERY_GATE
+
+
+@pytest.mark.parametrize("task_id", [t for t in CASES if t != "grader-imports-solution"])
+def test_each_gate_fails_on_a_task_built_to_fail_it(reports: dict[str, dict], task_id: str) -> None:
+    _, gate, message = CASES[task_id]
+    report = reports[task_id]
+    failed = _failed(report)
+    assert report["passed"] is False
+    assert list(failed) == [gate], failed  # that gate, and no other
+    assert message in failed[gate], failed
+
+
+def test_environment_declared_but_not_installed(reports: dict[str, dict]) -> None:
+    failed = _failed(reports[NOT_INSTALLED])
+    assert list(failed) == ["environment installed"], failed
+    assert "Python environment not created" in failed["environment installed"]
+    assert "lastexam env install never-installed" in failed["environment installed"]
+
+
+@pytest.mark.skipif(not _hygiene_gate_exists(), reason="the gate against graders importing their "
+                    "solution (a hygiene module under lastexam.task or lastexam.validation) is not there yet")
+def test_grader_that_imports_its_solution_fails(reports: dict[str, dict]) -> None:
+    failed = _failed(reports["grader-imports-solution"])
+    assert len(failed) == 1, failed  # the oracle still scores 1.0: only the hygiene gate fails
+    (name, detail), = failed.items()
+    assert "solution" in detail and "grader" in (name + detail).lower(), failed
+
+
+@pytest.mark.xfail(strict=True, reason="validate has no gate against a canary shared by two tasks")
+def test_canary_shared_by_two_tasks_fails(reports: dict[str, dict]) -> None:
+    for task_id in DUPLICATES:
+        failed = _failed(reports[task_id])
+        assert len(failed) == 1, failed
+        other = next(t for t in DUPLICATES if t != task_id)
+        assert any("canary" in (n + d) and other in d for n, d in failed.items()), failed
