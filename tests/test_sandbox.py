@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import subprocess
+import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
-from conftest import COLUMN_TOTAL, ROOT, run_command_agent, trial_dir
+from conftest import COLUMN_TOTAL, ROOT, run_command_agent, run_json, trial_dir
 from lastexam.paths import lastexam_home
 
 pytestmark = pytest.mark.usefixtures("base_env_ready")
@@ -19,48 +23,113 @@ def _agent_log(run: Path, trial: dict) -> str:
     return (trial_dir(run, trial) / "agent" / "agent.stdout.log").read_text(errors="replace")
 
 
+HIDDEN_NAMES = ("expected.json", "grader.py", "solve.sh", "fixture.toml", "task.toml", "results.db",
+                "trial.json")
+
+
+def _section(log: str, name: str) -> str:
+    return log.split(f"{name}-BEGIN\n", 1)[1].split(f"{name}-END", 1)[0]
+
+
 def test_hidden_task_parts_are_absent(tmp_path: Path) -> None:
-    canary = next(
-        line.split('"')[1] for line in (COLUMN_TOTAL / "task.toml").read_text().splitlines()
-        if line.startswith("canary")
-    )
+    """No file anywhere in the sandbox (all of its file system but /proc, /sys and /dev) holds
+    the content of the task's reference, grader, solution or fixtures, nor its canary outside
+    the instruction; nor does any file bear their names."""
+    task = tmp_path / "tasks" / "other" / "column-total"
+    shutil.copytree(COLUMN_TOTAL, task)
+    marks = {part: f"lastexam-hidden-{part}-{uuid.uuid4().hex}" for part in
+             ("reference", "grader", "solution", "fixture", "probe")}
+    (task / "reference" / "notes.txt").write_text(marks["reference"] + "\n")
+    for path, part in ((task / "grader.py", "grader"), (task / "solution" / "solve.sh", "solution")):
+        path.write_text(path.read_text() + f"\n# {marks[part]}\n")
+    (task / "fixtures" / "negative" / "partial" / "output" / "notes.txt").write_text(marks["fixture"] + "\n")
+    canary = next(line.split('"')[1] for line in (task / "task.toml").read_text().splitlines()
+                  if line.startswith("canary"))
+    # The command holds each string in two halves: only the files written here join them, so
+    # the sandbox's copy of this command (its argv, an exec log) cannot match.
+    halves = [(s[: len(s) // 2], s[len(s) // 2:]) for s in (*marks.values(), canary)]
+    printf = " ".join(f"'{a}' '{b}'" for a, b in halves)
+    pruned = "-path /proc -o -path /sys -o -path /dev -o -path /tmp/patterns -o -path /task/instruction.md"
+    names = " -o ".join(f"-name {n}" for n in HIDDEN_NAMES)
     cmd = (
+        f"printf '%s%s\\n' {printf} > /tmp/patterns; "
+        f"printf '%s%s\\n' '{halves[4][0]}' '{halves[4][1]}' > /task/output/probe.txt; "
         "ls -a /task; "
-        "find / -xdev \\( -name expected.json -o -name grader.py -o -name solve.sh "
-        "-o -name fixture.toml -o -name results.db \\) 2>/dev/null; "
-        f"grep -rl {canary} /task /home /tmp /var /opt /run /etc /srv /mnt /usr/local 2>/dev/null"
-        " | grep -v ^/task/instruction.md; "
-        "ls /root /home /work 2>&1; echo END"
+        f"echo NAMES-BEGIN; find / \\( {pruned} \\) -prune -o \\( {names} \\) -print 2>/dev/null; echo NAMES-END; "
+        f"echo FILES-BEGIN; find / \\( {pruned} \\) -prune -o -type f -print0 2>/dev/null"
+        " | xargs -0 -r grep -lF -f /tmp/patterns -- 2>/dev/null; echo FILES-END; "
+        "echo SEARCHED $(find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -print"
+        " 2>/dev/null | wc -l); "
+        "test -e /root && echo ROOT-VISIBLE; echo END"
     )
     run = tmp_path / "run"
-    trial = run_command_agent(cmd, run, COLUMN_TOTAL, "--timeout", "300")
-    log = _agent_log(run, trial)
-    assert "END" in log
+    result = run_json("run", task, "--agent", "command", "--agent-arg", f"cmd={cmd}", "--out", run,
+                      "--timeout", "900", timeout=1200)
+    log = _agent_log(run, result["trials"][0])
+    assert "END" in log, log[-2000:]
     listing = log.split("\n", 5)
     assert set(listing[0:5]) >= {".", "..", "inputs", "instruction.md", "output"}
-    assert "expected.json" not in log and "grader.py" not in log and "solve.sh" not in log
-    assert "results.db" not in log and "fixture.toml" not in log
-    assert canary not in log.replace(canary + "\n", "")  # only the instruction holds it
-    assert "/root:" not in log or "No such file" in log
-    assert str(ROOT) not in log
+    assert _section(log, "NAMES").split() == []
+    # The probe, written in the sandbox, shows the search reads file content; nothing else matches.
+    assert _section(log, "FILES").split() == ["/task/output/probe.txt"]
+    assert int(log.split("SEARCHED ", 1)[1].split()[0]) > 10_000  # the system's files, not just /task
+    assert "ROOT-VISIBLE" not in log
+    assert str(ROOT) not in log and str(tmp_path) not in log
 
 
 def test_no_network_but_loopback(tmp_path: Path) -> None:
+    """From inside: a network namespace of its own with only `lo`, loopback working, and the
+    host's own address (a listener this test starts on it) unreachable. No internet needed."""
+    host = _host_address()
+    listener = socket.create_server((host, 0))
+    port = listener.getsockname()[1]
+    accepted: list[str] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, peer = listener.accept()
+            except OSError:
+                return
+            accepted.append(peer[0])
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    socket.create_connection((host, port), timeout=5).close()  # reachable from the host
     cmd = (
         "python3 - <<'EOF'\n"
-        "import socket\n"
-        "for host, port in [('1.1.1.1', 53), ('deb.debian.org', 80), ('10.0.2.2', 22)]:\n"
-        "    try:\n"
-        "        socket.create_connection((host, port), timeout=3); print('REACHED', host)\n"
-        "    except OSError as e:\n"
-        "        print('blocked', host, type(e).__name__)\n"
-        "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); print('loopback ok')\n"
+        "import os, socket\n"
+        "print('NETNS', os.readlink('/proc/self/ns/net'))\n"
+        "print('IFACES', ' '.join(sorted(l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:])))\n"
+        "try:\n"
+        f"    socket.create_connection(({host!r}, {port}), timeout=5); print('REACHED host')\n"
+        "except OSError as e:\n"
+        "    print('blocked', type(e).__name__)\n"
+        "s = socket.create_server(('127.0.0.1', 0)); c = socket.create_connection(s.getsockname())\n"
+        "s.accept()[0].sendall(b'ping'); print('loopback', c.recv(4).decode())\n"
         "EOF"
     )
     run = tmp_path / "run"
-    log = _agent_log(run, run_command_agent(cmd, run))
-    assert "REACHED" not in log
-    assert log.count("blocked") == 3 and "loopback ok" in log
+    try:
+        log = _agent_log(run, run_command_agent(cmd, run))
+    finally:
+        listener.close()
+    assert log.split("NETNS ", 1)[1].split()[0] != os.readlink("/proc/self/ns/net")
+    assert log.split("IFACES ", 1)[1].splitlines()[0].split() == ["lo"]
+    assert "REACHED" not in log and "blocked" in log
+    assert accepted == [host]  # only the host's own connection ever arrived
+    assert "loopback ping" in log
+
+
+def _host_address() -> str:
+    """The host's first non-loopback IPv4 address; without one, an address added for the test
+    is not possible unprivileged, so the test cannot say anything about reaching the host."""
+    proc = subprocess.run(["ip", "-o", "-4", "addr", "show", "scope", "global"],
+                          capture_output=True, text=True, check=False)
+    addresses = [line.split()[3].split("/")[0] for line in proc.stdout.splitlines()]
+    if not addresses:
+        pytest.skip("the host has no non-loopback IPv4 address to listen on")
+    return addresses[0]
 
 
 def test_cannot_write_outside_the_workspace(tmp_path: Path) -> None:
