@@ -6,6 +6,9 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -52,3 +55,74 @@ def base_env_ready() -> None:
     proc = run_cli("env", "check", "base", check=False)
     if proc.returncode != 0:
         run_cli("env", "install", "base", timeout=1200)
+
+
+# Running the CLI with the harness's fault points on (src/lastexam/run/faults.py), to act at its
+# phases as they are reached rather than after guessed sleeps: the harness appends each phase to
+# a trace file and, when asked, waits there a moment, so a test can look at the machine (or
+# kill the run) while the harness is at a known point.
+POLL_S = 0.01
+
+
+@dataclass
+class Point:
+    phase: str
+    run_id: str
+    trial_id: str
+
+
+@dataclass
+class Watched:
+    returncode: int
+    stdout: str
+    stderr: str
+    points: list[Point]
+
+
+def run_watching(args: list[str | Path], scratch: Path, on_point: Callable[[Point, subprocess.Popen], None],
+                 delays: dict[str, float] | None = None, timeout: float = 600) -> Watched:
+    """`lastexam ARGS`, calling on_point(point, process) at each fault point as it is reached
+    (the harness waits delays[phase] seconds there). on_point may kill the process."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    trace = scratch / "trace.log"
+    trace.write_bytes(b"")
+    env = {**os.environ, "LASTEXAM_FAULT_TRACE": str(trace)}
+    if delays:
+        env["LASTEXAM_FAULT_DELAY"] = ",".join(f"{k}={v}" for k, v in delays.items())
+    out, err = scratch / "stdout", scratch / "stderr"
+    with out.open("wb") as o, err.open("wb") as e:
+        proc = subprocess.Popen([*LASTEXAM, *map(str, args)], cwd=ROOT, env=env, stdout=o, stderr=e)
+    points: list[Point] = []
+    done = 0  # bytes of whole lines handled
+    end = time.monotonic() + timeout
+    try:
+        while True:
+            finished = proc.poll() is not None
+            data = trace.read_bytes()[done:]
+            whole = data[: data.rfind(b"\n") + 1]  # a line still being written waits
+            for line in whole.decode().splitlines():
+                _, phase, run_id, trial_id = line.split()
+                points.append(Point(phase, run_id, trial_id))
+                if proc.poll() is None:
+                    on_point(points[-1], proc)
+            done += len(whole)
+            if finished or time.monotonic() > end:
+                break
+            time.sleep(POLL_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    return Watched(proc.returncode, out.read_text(errors="replace"), err.read_text(errors="replace"), points)
+
+
+def processes_named(marker: str) -> list[str]:
+    """Processes whose command line holds marker."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in cmdline.read_bytes():
+                found.append(cmdline.parent.name)
+        except OSError:
+            continue
+    return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -13,7 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from conftest import COLUMN_TOTAL, ROOT, run_command_agent, run_json, trial_dir
+from conftest import (
+    COLUMN_TOTAL,
+    ROOT,
+    Point,
+    processes_named,
+    run_command_agent,
+    run_json,
+    run_watching,
+    trial_dir,
+)
 from lastexam.paths import lastexam_home
 
 pytestmark = pytest.mark.usefixtures("base_env_ready")
@@ -199,24 +209,43 @@ def test_files_written_in_the_sandbox_belong_to_a_dedicated_host_uid(
         shutil.rmtree(area, ignore_errors=True)
 
 
+def _split_marker() -> tuple[str, str]:
+    """A unique sleep duration that names the sleepers (/bin/sh has no `exec -a`), assembled by
+    the sandbox's shell from two halves: the harness's own command line, which holds the
+    agent's command, never contains it whole."""
+    marker = f"{100_000 + os.getpid()}.{uuid.uuid4().int % 10**9:09d}"
+    return marker, f"A='{marker[:4]}'; B='{marker[4:]}'; export M=\"$A$B\"; "
+
+
+def _run_watching_survivors(tmp_path: Path, cmd: str, marker: str, timeout: str) -> tuple[dict, list]:
+    """Run the command agent; at the collect phase (the agent's sandbox is over, its outputs
+    not yet read) list the processes named marker."""
+    at_collect: list[list[str]] = []
+
+    def on_point(point: Point, _proc) -> None:
+        if point.phase == "collect":
+            at_collect.append(processes_named(marker))
+
+    watched = run_watching(["run", COLUMN_TOTAL, "--agent", "command", "--agent-arg", f"cmd={cmd}",
+                            "--timeout", timeout, "--out", tmp_path / "run", "--json"],
+                           tmp_path / "watch", on_point, delays={"collect": 1})
+    assert watched.returncode == 0, watched.stderr[-2000:]
+    return json.loads(watched.stdout)["trials"][0], at_collect
+
+
 def test_time_cap_kills_every_process(tmp_path: Path) -> None:
-    marker = f"lastexam-test-sleeper-{os.getpid()}"
+    marker, setup = _split_marker()
     cmd = (
-        f"(exec -a {marker} sleep 1000) & "
-        f"setsid sh -c 'exec -a {marker} sleep 1000' & "
+        setup + 'sleep "$M" & '
+        "setsid sh -c 'sleep \"$M\"' & "
         "trap '' TERM; echo partial > /task/output/result.json; sleep 1000"
     )
-    run = tmp_path / "run"
-    started = time.monotonic()
-    trial = run_command_agent(cmd, run, COLUMN_TOTAL, "--timeout", "2")
-    assert time.monotonic() - started < 30
+    trial, at_collect = _run_watching_survivors(tmp_path, cmd, marker, "2")
     assert trial["status"] == "timeout"
     assert trial["score"] == 0.0  # still graded: what it left at the cap counts
     assert any(c["name"].startswith("result.json parses") and not c["passed"] for c in trial["checks"])
-    survivors = [
-        p for p in os.listdir("/proc") if p.isdigit() and marker.encode() in _cmdline(p)
-    ]
-    assert survivors == []
+    assert at_collect == [[]]  # every process was gone before the outputs were collected
+    assert processes_named(marker) == []
 
 
 def _cmdline(pid: str) -> bytes:
@@ -283,17 +312,17 @@ def _with_limits(tmp_path: Path, line: str) -> Path:
 
 def test_background_processes_end_with_the_agent(tmp_path: Path) -> None:
     """When the agent's own process exits, what it left running is killed: the trial does not
-    wait for it (nor for the exec-log tracer)."""
-    marker = f"lastexam-test-orphan-{os.getpid()}"
+    wait for it (nor for the exec-log tracer) until the time cap."""
+    marker, setup = _split_marker()
     cmd = (
-        f"(exec -a {marker} sleep 1000 &); setsid sh -c 'exec -a {marker} sleep 1000' & "
+        setup + '(sleep "$M" &); setsid sh -c \'sleep "$M"\' & '
         "echo '{\"total\": 6.75, \"count\": 3}' > /task/output/result.json"
     )
-    started = time.monotonic()
-    trial = run_command_agent(cmd, tmp_path / "run", COLUMN_TOTAL, "--timeout", "60")
-    assert time.monotonic() - started < 30
+    trial, at_collect = _run_watching_survivors(tmp_path, cmd, marker, "600")
+    # Ended by the agent's exit, not by the cap: waiting for the sleepers would be a timeout.
     assert trial["status"] == "completed" and trial["score"] == 1.0
-    assert [p for p in os.listdir("/proc") if p.isdigit() and marker.encode() in _cmdline(p)] == []
+    assert at_collect == [[]]
+    assert processes_named(marker) == []
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="teardown checks need cgroups (root)")
