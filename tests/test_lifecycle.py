@@ -3,16 +3,27 @@ resume after SIGKILL, show and validate."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import signal
 import sqlite3
 import subprocess
-import time
+import uuid
 from pathlib import Path
 
 import pytest
 
-from conftest import COLUMN_TOTAL, LASTEXAM, ROOT, run_cli, run_command_agent, run_json, trial_dir
+from conftest import (
+    COLUMN_TOTAL,
+    Point,
+    processes_named,
+    run_cli,
+    run_command_agent,
+    run_json,
+    run_watching,
+    trial_dir,
+)
 from lastexam.paths import lastexam_home
 
 pytestmark = pytest.mark.usefixtures("base_env_ready")
@@ -52,14 +63,27 @@ def test_grader_that_raises_is_grader_error_not_zero(tmp_path: Path) -> None:
 
 
 def test_grader_that_hangs_is_stopped(tmp_path: Path) -> None:
+    """A grader that never returns, with a child of its own, is stopped at its time limit: the
+    trial ends (it would not otherwise) as a grader_error, and no process of the grader is left."""
+    marker = f"{100_000 + os.getpid()}.{uuid.uuid4().int % 10**9:09d}"  # names its sleep
     task = _task_with_grader(
-        tmp_path, "import time\n\ndef grade(ctx):\n    time.sleep(600)\n",
+        tmp_path, "import subprocess\nimport time\n\n\ndef grade(ctx):\n"
+        f"    subprocess.Popen(['sleep', '{marker}'])\n    while True:\n        time.sleep(1)\n",
         "\n[limits]\ngrader_timeout_s = 5\n",
     )
-    started = time.monotonic()
-    trial = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "run")["trials"][0]
-    assert time.monotonic() - started < 60
+    at_record: list[list[str]] = []  # the grader's processes once grading is over
+
+    def on_point(point: Point, _proc: subprocess.Popen) -> None:
+        if point.phase == "record":
+            at_record.append(processes_named(marker))
+
+    watched = run_watching(["run", task, "--agent", "oracle", "--out", tmp_path / "run", "--json"],
+                           tmp_path / "watch", on_point, delays={"record": 1})
+    assert watched.returncode == 0, watched.stderr[-2000:]
+    trial = json.loads(watched.stdout)["trials"][0]
     assert trial["status"] == "grader_error" and "timeout" in trial["error"]
+    assert at_record == [[]]
+    assert processes_named(marker) == []
 
 
 def test_grader_returning_garbage_is_grader_error(tmp_path: Path) -> None:
@@ -105,25 +129,61 @@ def _count_rows(run: Path) -> dict[str, int]:
     return dict(rows)
 
 
-@pytest.mark.parametrize("kill_after", [0.7, 1.0, 1.7, 2.6])
-def test_resume_after_sigkill_records_each_trial_once(tmp_path: Path, kill_after: float) -> None:
+def _records(run: Path) -> dict[str, tuple]:
+    """Everything recorded of each trial: its row, its grades and checks, and the bytes of every
+    file in its folder (trial.json included)."""
+    with sqlite3.connect(run / "results.db") as db:
+        ids = [r[0] for r in db.execute("SELECT trial_id FROM trials ORDER BY trial_id")]
+        records = {}
+        for trial_id in ids:
+            row = db.execute("SELECT * FROM trials WHERE trial_id = ?", (trial_id,)).fetchall()
+            grades = db.execute("SELECT * FROM grades WHERE trial_id = ? ORDER BY grade_id",
+                                (trial_id,)).fetchall()
+            checks = db.execute("SELECT * FROM checks WHERE grade_id IN (SELECT grade_id FROM grades "
+                                "WHERE trial_id = ?) ORDER BY grade_id, idx", (trial_id,)).fetchall()
+            folder = run / "trials" / trial_id
+            files = {p.relative_to(folder).as_posix(): p.read_bytes()
+                     for p in sorted(folder.rglob("*")) if p.is_file()}
+            assert "trial.json" in files, trial_id
+            records[trial_id] = (row, grades, checks, files)
+    return records
+
+
+# Each trial phase the harness marks with a fault point; the run is killed there, at the third
+# time a trial reaches it (with two workers, so at least one trial is recorded by then).
+TRIAL_PHASES = ("stage", "agent", "collect", "grade", "record", "commit", "cleanup")
+
+
+@pytest.mark.parametrize("phase", TRIAL_PHASES)
+def test_resume_after_sigkill_records_each_trial_once(tmp_path: Path, phase: str) -> None:
     run = tmp_path / "run"
-    cmd = "sleep 0.2; echo '{\"total\": 6.75, \"count\": 3}' > /task/output/result.json"
-    argv = [*LASTEXAM, "run", str(COLUMN_TOTAL), "--agent", "command", "--agent-arg", f"cmd={cmd}",
-            "--attempts", "8", "--concurrency", "2", "--out", str(run)]
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(kill_after)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    if not (run / "results.db").exists():
-        pytest.skip("killed before the run directory existed")  # nothing to resume yet
-    before = _count_rows(run)
+    cmd = "echo '{\"total\": 6.75, \"count\": 3}' > /task/output/result.json"
+    reached: list[Point] = []
+
+    def on_point(point: Point, proc: subprocess.Popen) -> None:
+        if point.phase == phase:
+            reached.append(point)
+            if len(reached) == 3:  # the harness waits at this point: the kill lands there
+                proc.send_signal(signal.SIGKILL)
+
+    killed = run_watching(["run", COLUMN_TOTAL, "--agent", "command", "--agent-arg", f"cmd={cmd}",
+                           "--attempts", "8", "--concurrency", "2", "--out", run],
+                          tmp_path / "watch", on_point, delays={phase: 1})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    victim = reached[2].trial_id
+    before = _records(run)
+    assert 1 <= len(before) < 8
+    # A trial killed at clean-up was committed; one killed earlier was not.
+    assert (victim in before) == (phase == "cleanup")
     resumed = run_json("run", "--resume", "--out", run)
     ids = [t["trial_id"] for t in resumed["trials"]]
     assert len(ids) == 8 and len(set(ids)) == 8
     assert all(t["score"] == 1.0 for t in resumed["trials"])
     assert set(_count_rows(run).values()) == {1}
-    assert all(v == 1 for v in before.values())
+    after = _records(run)
+    assert sorted(after) == sorted(ids)
+    for trial_id, record in before.items():
+        assert after[trial_id] == record, f"{trial_id}, recorded before the kill, changed on resume"
     folders = sorted(p.name for p in (run / "trials").iterdir())
     assert folders == sorted(ids)
     with sqlite3.connect(run / "results.db") as db:
