@@ -5,6 +5,9 @@ and that no sandbox process, cgroup, work area, lock or temporary file is left.
 
     .venv/bin/python tests/faults/campaign.py --kills 27 [--seed N] [--json FIGURES.json]
 
+The seed (--seed, else $LASTEXAM_CAMPAIGN_SEED, else a random one) is printed first, so that a
+failing campaign can be replayed with the same schedule of kills.
+
 The harness's fault points (src/lastexam/run/faults.py) write a trace and stretch each phase a
 little, so that a kill can be aimed at a phase: the campaign waits for the phase's line in the
 trace, then kills at a random moment inside it.
@@ -41,6 +44,7 @@ CMD = ("if [ -f /task/inputs/wrong ]; then echo '{\"total\": 1, \"count\": 1}' >
        "elif [ -f /task/inputs/solve.sh ]; then bash /task/inputs/solve.sh; else " + HONEST + "; fi")
 EXPECTED = {"fault-honest": 1.0, "fault-wrong": 0.0, "fault-parse": 1.0}
 ATTEMPTS = 3
+SEED_VAR = "LASTEXAM_CAMPAIGN_SEED"
 
 
 @dataclass
@@ -199,6 +203,19 @@ def check_leftovers(ids: set[str], orphans: list[str]) -> None:
 
 
 
+def campaign_seed(given: int | None = None) -> int:
+    """--seed if given, else $LASTEXAM_CAMPAIGN_SEED, else a new random seed."""
+    if given is not None:
+        return given
+    text = os.environ.get(SEED_VAR, "").strip()
+    if not text:
+        return random.randrange(1 << 30)
+    try:
+        return int(text)
+    except ValueError:
+        raise SystemExit(f"{SEED_VAR}={text!r}: not an integer") from None
+
+
 def campaign(kills: int, seed: int, workdir: Path, log=print) -> Figures:
     rng = random.Random(seed)
     figures = Figures(seed=seed, kills_planned=kills)
@@ -258,7 +275,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
     a = parser.parse_args()
-    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
+    seed = campaign_seed(a.seed)
+    print(f"campaign seed {seed} (replay: --seed {seed} or {SEED_VAR}={seed})", flush=True)
     workdir = a.keep or Path(tempfile.mkdtemp(prefix="lastexam-campaign-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
