@@ -11,11 +11,12 @@ import shutil
 import sqlite3
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
-from conftest import COLUMN_TOTAL, LASTEXAM, ROOT, run_cli
+from conftest import COLUMN_TOTAL, LASTEXAM, ROOT, Point, processes_named, run_cli, run_watching
 
 pytestmark = pytest.mark.usefixtures("base_env_ready")
 
@@ -44,18 +45,33 @@ def _by_task(result: dict) -> dict[str, dict]:
 
 def test_graders_that_crash_hang_or_blow_memory(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks" / "other"
+    # Each sleep a grader leaves behind is named by a unique duration.
+    marks = {t: f"{100_000 + os.getpid()}.{n}{uuid.uuid4().int % 10**8:08d}" for n, t in
+             enumerate(("grader-hangs", "grader-forks"), 1)}
     _copy(tasks, "grader-segfault", "import ctypes\n\ndef grade(ctx):\n    ctypes.string_at(0)\n")
-    _copy(tasks, "grader-hangs", "def grade(ctx):\n    while True:\n        pass\n", "grader_timeout_s = 5")
+    _copy(tasks, "grader-hangs", "import subprocess\n\ndef grade(ctx):\n"
+          f"    subprocess.Popen(['sleep', '{marks['grader-hangs']}'])\n    while True:\n        pass\n",
+          "grader_timeout_s = 5")
     _copy(tasks, "grader-memory", "def grade(ctx):\n    x = []\n    while True:\n        x.append(bytearray(50 << 20))\n",
           "grader_memory_mb = 128")
     _copy(tasks, "grader-exits", "import os\n\ndef grade(ctx):\n    os._exit(0)\n")
     _copy(tasks, "grader-forks", "import os, time\n\ndef grade(ctx):\n    if os.fork() == 0:\n"
-          "        os.setsid(); os.execvp('sleep', ['sleep', '1000'])\n    raise RuntimeError('and fails')\n")
+          f"        os.setsid(); os.execvp('sleep', ['sleep', '{marks['grader-forks']}'])\n"
+          "    raise RuntimeError('and fails')\n")
     _copy(tasks, "grader-good")
-    started = time.monotonic()
-    trials = _by_task(_run_json(tmp_path / "tasks", "--agent", "command", "--agent-arg", f"cmd={HONEST}",
-                                "--concurrency", "2", "--out", tmp_path / "run"))
-    assert time.monotonic() - started < 120
+    left: dict[str, list[str]] = {}  # what each grader left running, once its trial is graded
+
+    def on_point(point: Point, _proc: subprocess.Popen) -> None:
+        task_id = point.trial_id.split("__")[0]
+        if point.phase == "record" and task_id in marks:
+            left[task_id] = processes_named(marks[task_id])
+
+    watched = run_watching(["run", tmp_path / "tasks", "--agent", "command", "--agent-arg", f"cmd={HONEST}",
+                            "--concurrency", "2", "--out", tmp_path / "run", "--json"],
+                           tmp_path / "watch", on_point, delays={"record": 0.5})
+    assert watched.returncode == 0, watched.stderr[-2000:]
+    trials = _by_task(json.loads(watched.stdout))
+    assert left == {"grader-hangs": [], "grader-forks": []}
     assert trials["grader-good"]["status"] == "completed" and trials["grader-good"]["score"] == 1.0
     expect = {"grader-segfault": "no result", "grader-hangs": "timeout limit",
               "grader-memory": "memory limit", "grader-exits": "no result", "grader-forks": "and fails"}
