@@ -64,7 +64,47 @@ def test_html_report_is_self_contained_and_complete(runs, tmp_path: Path) -> Non
     assert page.svgs >= 2  # heatmap and failure bars
     assert len(page.details) == 6 and all(d.startswith("t-") for d in page.details)
     assert "inputs untampered" in text and "no_deliverable" in text
-    assert "100.0%" in text and "0.0%" in text
+    board = _leaderboard(text)
+    assert board["oracle"]["FPR [95% CI]"].split()[0] == "100.0%"
+    assert board["nop"]["FPR [95% CI]"].split()[0] == "0.0%"
+    assert board["oracle"]["MS [95% CI]"].split()[0] == "100.0%"
+    assert board["nop"]["MS [95% CI]"].split()[0] == "0.0%"
+
+
+class Rows(HTMLParser):
+    """The cells of the first table in a piece of HTML, row by row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+        self._done = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._done:
+            return
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None and not self._done:
+            self.rows[-1].append("".join(self._cell).strip())
+            self._cell = None
+        self._done |= tag == "table"
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _leaderboard(text: str) -> dict[str, dict[str, str]]:
+    """The leaderboard's rows by agent, each cell under its column's heading."""
+    rows = Rows()
+    rows.feed(text.split("<h2>Leaderboard</h2>", 1)[1])
+    header, *body = rows.rows
+    return {row[0]: dict(zip(header, row, strict=True)) for row in body}
 
 
 def test_exports(runs, tmp_path: Path) -> None:
