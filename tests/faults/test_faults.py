@@ -10,13 +10,12 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from conftest import COLUMN_TOTAL, LASTEXAM, ROOT, Point, processes_named, run_cli, run_watching
+from conftest import COLUMN_TOTAL, Point, processes_named, run_cli, run_watching
 
 pytestmark = pytest.mark.usefixtures("base_env_ready")
 
@@ -112,19 +111,6 @@ def test_results_disk_full_stops_with_a_message_and_resumes(tmp_path: Path) -> N
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
-def _watch_trace(proc: subprocess.Popen, trace: Path, on_line, timeout: float = 120) -> None:
-    done = 0  # bytes of whole lines handled
-    end = time.monotonic() + timeout
-    while proc.poll() is None and time.monotonic() < end:
-        data = trace.read_bytes()[done:] if trace.exists() else b""
-        whole = data[: data.rfind(b"\n") + 1]  # a line still being written waits
-        for line in whole.decode().splitlines():
-            on_line(line.split())
-        done += len(whole)
-        time.sleep(0.01)
-    proc.wait(timeout=max(1.0, end - time.monotonic()))
-
-
 def _lastexam_home() -> Path:
     from lastexam.paths import lastexam_home
 
@@ -135,24 +121,21 @@ def _lastexam_home() -> Path:
 def test_sandbox_that_fails_to_start_is_retried(tmp_path: Path, heal: bool) -> None:
     """The run's usage-hook folder (a mount source of every agent sandbox) disappears just as
     the agent's sandbox starts: bwrap cannot set up, the policy retries; healed, the retry runs."""
-    trace, run = tmp_path / "trace.log", tmp_path / "run"
-    env = {**os.environ, "LASTEXAM_FAULT_TRACE": str(trace), "LASTEXAM_FAULT_DELAY": "agent=0.5"}
-    proc = subprocess.Popen([*LASTEXAM, "run", str(COLUMN_TOTAL), "--agent", "command", "--agent-arg",
-                             f"cmd={HONEST}", "--max-retries", "1", "--out", str(run), "--json"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    run = tmp_path / "run"
     hook: list[Path] = []
 
-    def on_line(fields: list[str]) -> None:
-        phase, run_id = fields[1], fields[2]
-        lib = _lastexam_home() / "work" / run_id / "lib"
+    def on_point(point: Point, _proc: subprocess.Popen) -> None:
+        phase, lib = point.phase, _lastexam_home() / "work" / point.run_id / "lib"
         if phase == "agent" and not hook:
             hook.append(lib / "usage-hook")
             shutil.move(lib / "usage-hook", lib / "hook-away")
         elif phase == "stage" and hook and heal and (lib / "hook-away").exists():
             shutil.move(lib / "hook-away", lib / "usage-hook")
 
-    _watch_trace(proc, trace, on_line)
-    trial = json.loads(proc.stdout.read())["trials"][0]
+    watched = run_watching(["run", COLUMN_TOTAL, "--agent", "command", "--agent-arg", f"cmd={HONEST}",
+                            "--max-retries", "1", "--out", run, "--json"], tmp_path / "watch", on_point,
+                           delays={"agent": 0.5}, timeout=120)
+    trial = json.loads(watched.stdout)["trials"][0]
     policy = trial["policy"]
     assert policy["earlier"][0]["kind"] == "sandbox_failed"
     assert "bwrap failed to set up the sandbox" in policy["earlier"][0]["error"]
@@ -168,19 +151,15 @@ def test_task_folder_deleted_mid_run(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks" / "other"
     _copy(tasks, "a-stays")
     doomed = _copy(tasks, "b-deleted")  # sorted after a-stays: it starts second
-    trace, run = tmp_path / "trace.log", tmp_path / "run"
-    env = {**os.environ, "LASTEXAM_FAULT_TRACE": str(trace), "LASTEXAM_FAULT_DELAY": "agent=0.5"}
-    proc = subprocess.Popen([*LASTEXAM, "run", str(tmp_path / "tasks"), "--agent", "command", "--agent-arg",
-                             f"cmd={HONEST}", "--out", str(run), "--json"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-    def on_line(fields: list[str]) -> None:
-        if fields[1] == "agent" and fields[3].startswith("a-stays") and doomed.exists():
+    def on_point(point: Point, _proc: subprocess.Popen) -> None:
+        if point.phase == "agent" and point.trial_id.startswith("a-stays") and doomed.exists():
             shutil.rmtree(doomed)
 
-    _watch_trace(proc, trace, on_line)
-    assert proc.returncode == 0, proc.stderr.read()[-2000:]
-    trials = _by_task(json.loads(proc.stdout.read()))
+    watched = run_watching(["run", tmp_path / "tasks", "--agent", "command", "--agent-arg", f"cmd={HONEST}",
+                            "--out", tmp_path / "run", "--json"], tmp_path / "watch", on_point,
+                           delays={"agent": 0.5}, timeout=120)
+    assert watched.returncode == 0, watched.stderr[-2000:]
+    trials = _by_task(json.loads(watched.stdout))
     assert trials["a-stays"]["status"] == "completed" and trials["a-stays"]["score"] == 1.0
     gone = trials["b-deleted"]
     assert gone["status"] == "infra_error" and gone["policy"]["kind"] == "task_missing"
@@ -188,18 +167,16 @@ def test_task_folder_deleted_mid_run(tmp_path: Path) -> None:
 
 
 def test_a_run_cannot_be_resumed_while_it_runs(tmp_path: Path) -> None:
-    trace, run = tmp_path / "trace.log", tmp_path / "run"
-    env = {**os.environ, "LASTEXAM_FAULT_TRACE": str(trace), "LASTEXAM_FAULT_DELAY": "agent=2"}
-    proc = subprocess.Popen([*LASTEXAM, "run", str(COLUMN_TOTAL), "--agent", "command", "--agent-arg",
-                             f"cmd={HONEST}", "--out", str(run), "--json"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    run = tmp_path / "run"
     second: list[subprocess.CompletedProcess] = []
 
-    def on_line(fields: list[str]) -> None:
-        if fields[1] == "agent" and not second:
+    def on_point(point: Point, _proc: subprocess.Popen) -> None:
+        if point.phase == "agent" and not second:
             second.append(run_cli("run", "--resume", "--out", run, check=False))
 
-    _watch_trace(proc, trace, on_line)
+    watched = run_watching(["run", COLUMN_TOTAL, "--agent", "command", "--agent-arg", f"cmd={HONEST}",
+                            "--out", run, "--json"], tmp_path / "watch", on_point, delays={"agent": 2},
+                           timeout=120)
     assert second[0].returncode == 2 and "being run by another lastexam process" in second[0].stderr
-    trial = json.loads(proc.stdout.read())["trials"][0]
+    trial = json.loads(watched.stdout)["trials"][0]
     assert trial["status"] == "completed" and trial["score"] == 1.0
