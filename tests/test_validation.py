@@ -97,6 +97,13 @@ def _nop_scores_above_zero(t: Path) -> None:
           "score_min = 0.7\nscore_max = 0.8")
 
 
+def _grader_raises_on_no_output(t: Path) -> None:
+    # nop must be graded 0, not a grader_error: a grader that cannot cope with no output fails.
+    _edit(t / "grader.py", "    r = Rubric()\n",
+          '    r = Rubric()\n    if not ctx.out("result.json").exists():\n'
+          '        raise FileNotFoundError("result.json")\n')
+
+
 def _nondeterministic_grader(t: Path) -> None:
     _edit(t / "grader.py", "    return r\n",
           '    import secrets\n    from lastexam.grading import Outcome\n'
@@ -144,6 +151,11 @@ def _generator_not_seeded(t: Path) -> None:
           'write_text(DATA + "%.6f\\n" % __import__("random").SystemRandom().random())')
 
 
+def _fixture_declared_backwards(t: Path) -> None:
+    _edit(t / "fixtures/negative/partial/fixture.toml", "score_min = 0.3\nscore_max = 0.4",
+          "score_min = 0.4\nscore_max = 0.3")
+
+
 def _grader_imports_solution(t: Path) -> None:
     (t / "solution" / "column.py").write_text("def count(path):\n"
                                               "    return len(open(path).read().split()) - 1\n")
@@ -157,6 +169,7 @@ def _grader_imports_solution(t: Path) -> None:
 CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "oracle-095": (_oracle_scores_095, "oracle scores 1.0", "score 0.95"),
     "nop-above-zero": (_nop_scores_above_zero, "nop scores 0", "score 0.25"),
+    "nop-grader-error": (_grader_raises_on_no_output, "nop scores 0", "status grader_error"),
     "nondeterministic": (_nondeterministic_grader, "grading is deterministic",
                          "two gradings of the oracle output differ"),
     "leaked-line": (_reference_line_in_instruction, "no reference leak",
@@ -169,6 +182,8 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "bad-environment": (_unknown_environment, "environment", "no environment named 'no-such-environment'"),
     "fixture-range": (_fixture_outside_its_range, "negative fixture partial",
                       "score 0.333333 (declared 0.5..0.6)"),
+    "fixture-backwards": (_fixture_declared_backwards, "negative fixture partial",
+                          "score_min is above score_max"),
     "generator-differs": (_generator_not_seeded, "generate.py reproduces inputs and reference",
                           "differs: inputs"),
     "grader-imports-solution": (_grader_imports_solution, "", "solution"),
