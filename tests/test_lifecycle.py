@@ -163,12 +163,12 @@ def test_resume_after_sigkill_records_each_trial_once(tmp_path: Path, phase: str
     def on_point(point: Point, proc: subprocess.Popen) -> None:
         if point.phase == phase:
             reached.append(point)
-            if len(reached) == 3:  # the harness waits at this point: the kill lands there
+            if len(reached) == 3:  # the harness waits 2 s at this point: the kill lands there
                 proc.send_signal(signal.SIGKILL)
 
     killed = run_watching(["run", COLUMN_TOTAL, "--agent", "command", "--agent-arg", f"cmd={cmd}",
                            "--attempts", "8", "--concurrency", "2", "--out", run],
-                          tmp_path / "watch", on_point, delays={phase: 1})
+                          tmp_path / "watch", on_point, delays={phase: 2})
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     victim = reached[2].trial_id
     before = _records(run)
