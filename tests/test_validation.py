@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import tomllib
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -20,8 +21,7 @@ from conftest import COLUMN_TOTAL, ROOT, run_cli
 
 pytestmark = pytest.mark.usefixtures("base_env_ready")
 
-BASE_CANARY = "8cbf5e58-8c2f-4cd0-919c-42ea7ef23d71"
-GRADER = (COLUMN_TOTAL / "grader.py").read_text()
+BASE_CANARY = tomllib.loads((COLUMN_TOTAL / "task.toml").read_text())["canary"]
 GENERATOR = '''"""Writes inputs/ and reference/ of this test task: python3 generate.py --out DIR."""
 import argparse
 from pathlib import Path
@@ -186,8 +186,8 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
                           "score_min is above score_max"),
     "generator-differs": (_generator_not_seeded, "generate.py reproduces inputs and reference",
                           "differs: inputs"),
-    "grader-imports-solution": (_grader_imports_solution, "", "solution"),
 }
+IMPORTS_SOLUTION = "grader-imports-solution"  # its gate's name is the hygiene module's to choose
 NOT_INSTALLED = "env-not-installed"  # in a tree of its own, whose environments/ declares it
 DUPLICATES = ("dup-canary-a", "dup-canary-b")
 
@@ -198,9 +198,9 @@ def reports(tmp_path_factory) -> dict[str, dict]:
     tasks = root / "suite" / "tasks"
     make_task(tasks, "control")
     for task_id, (breaks, _, _) in CASES.items():
-        if task_id == "grader-imports-solution" and not _hygiene_gate_exists():
-            continue
         breaks(make_task(tasks, task_id))
+    if _hygiene_gate_exists():
+        _grader_imports_solution(make_task(tasks, IMPORTS_SOLUTION))
     shared = str(uuid.uuid5(uuid.NAMESPACE_URL, "lastexam-test/shared-canary"))
     for task_id in DUPLICATES:
         make_task(tasks, task_id, canary=shared)
@@ -230,7 +230,7 @@ def test_control_task_passes_every_gate(reports: dict[str, dict]) -> None:
     assert {g["name"] for g in control["gates"]} >= EVERY_GATE
 
 
-@pytest.mark.parametrize("task_id", [t for t in CASES if t != "grader-imports-solution"])
+@pytest.mark.parametrize("task_id", list(CASES))
 def test_each_gate_fails_on_a_task_built_to_fail_it(reports: dict[str, dict], task_id: str) -> None:
     _, gate, message = CASES[task_id]
     report = reports[task_id]
@@ -250,7 +250,7 @@ def test_environment_declared_but_not_installed(reports: dict[str, dict]) -> Non
 @pytest.mark.skipif(not _hygiene_gate_exists(), reason="the gate against graders importing their "
                     "solution (a hygiene module under lastexam.task or lastexam.validation) is not there yet")
 def test_grader_that_imports_its_solution_fails(reports: dict[str, dict]) -> None:
-    failed = _failed(reports["grader-imports-solution"])
+    failed = _failed(reports[IMPORTS_SOLUTION])
     assert len(failed) == 1, failed  # the oracle still scores 1.0: only the hygiene gate fails
     (name, detail), = failed.items()
     assert "solution" in detail and "grader" in (name + detail).lower(), failed
