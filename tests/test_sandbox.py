@@ -8,6 +8,7 @@ import shutil
 import socket
 import threading
 import time
+import tomllib
 import uuid
 from pathlib import Path
 
@@ -52,30 +53,32 @@ def test_hidden_task_parts_are_absent(tmp_path: Path) -> None:
     for path, part in ((task / "grader.py", "grader"), (task / "solution" / "solve.sh", "solution")):
         path.write_text(path.read_text() + f"\n# {marks[part]}\n")
     (task / "fixtures" / "negative" / "partial" / "output" / "notes.txt").write_text(marks["fixture"] + "\n")
-    canary = next(line.split('"')[1] for line in (task / "task.toml").read_text().splitlines()
-                  if line.startswith("canary"))
-    # The command holds each string in two halves: only the files written here join them, so
-    # the sandbox's copy of this command (its argv, an exec log) cannot match.
-    halves = [(s[: len(s) // 2], s[len(s) // 2:]) for s in (*marks.values(), canary)]
-    printf = " ".join(f"'{a}' '{b}'" for a, b in halves)
+    canary = tomllib.loads((task / "task.toml").read_text())["canary"]
+
+    def halves(text: str) -> str:
+        # Each string is written in two halves, which only printf joins: the sandbox's copies of
+        # this command (its argv, an exec log) cannot match.
+        return f"'{text[: len(text) // 2]}' '{text[len(text) // 2:]}'"
+
+    patterns = " ".join(halves(text) for text in (*marks.values(), canary))
     pruned = "-path /proc -o -path /sys -o -path /dev -o -path /tmp/patterns -o -path /task/instruction.md"
     names = " -o ".join(f"-name {n}" for n in HIDDEN_NAMES)
     cmd = (
-        f"printf '%s%s\\n' {printf} > /tmp/patterns; "
-        f"printf '%s%s\\n' '{halves[4][0]}' '{halves[4][1]}' > /task/output/probe.txt; "
+        f"printf '%s%s\\n' {patterns} > /tmp/patterns; "
+        f"printf '%s%s\\n' {halves(marks['probe'])} > /task/output/probe.txt; "
         "ls -a /task; "
         f"echo NAMES-BEGIN; find / \\( {pruned} \\) -prune -o \\( {names} \\) -print 2>/dev/null; echo NAMES-END; "
         f"echo FILES-BEGIN; find / \\( {pruned} \\) -prune -o -type f -print0 2>/dev/null"
         " | xargs -0 -r grep -lF -f /tmp/patterns -- 2>/dev/null; echo FILES-END; "
         "echo SEARCHED $(find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -print"
         " 2>/dev/null | wc -l); "
-        "test -e /root && echo ROOT-VISIBLE; echo END"
+        "test -e /root && echo ROOT-VISIBLE; echo ALL-SEARCHED"
     )
     run = tmp_path / "run"
     result = run_json("run", task, "--agent", "command", "--agent-arg", f"cmd={cmd}", "--out", run,
                       "--timeout", "900", timeout=1200)
     log = _agent_log(run, result["trials"][0])
-    assert "END" in log, log[-2000:]
+    assert log.rstrip().endswith("ALL-SEARCHED"), log[-2000:]
     listing = log.split("\n", 5)
     assert set(listing[0:5]) >= {".", "..", "inputs", "instruction.md", "output"}
     assert _section(log, "NAMES").split() == []
