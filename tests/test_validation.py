@@ -7,7 +7,6 @@ gate code lives."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import tomllib
@@ -41,20 +40,9 @@ out = parser.parse_args().out
 EVERY_GATE = {
     "schema and taxonomy", "required files", "canary present", "no reference leak",
     "environment installed", "oracle scores 1.0", "nop scores 0", "negative fixture partial",
-    "negative fixture wrong-method", "grading is deterministic",
-    "generate.py reproduces inputs and reference",
+    "negative fixture wrong-method", "positive fixture reordered", "grading is deterministic",
+    "generate.py reproduces inputs and reference", "grader does not use solution/",
 }
-
-
-def _hygiene_gate_exists() -> bool:
-    """The gate refusing a grader that imports its solution (being added in a hygiene module)."""
-    for name in ("lastexam.task.hygiene", "lastexam.validation.hygiene"):
-        try:
-            if importlib.util.find_spec(name) is not None:
-                return True
-        except ModuleNotFoundError:
-            continue
-    return False
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -84,6 +72,7 @@ def _oracle_scores_095(t: Path) -> None:
     # A check worth 3/19 of the 3 points that no output passes: the oracle scores 3/(3+3/19) = 0.95,
     # the fixtures stay inside their declared ranges (0.317 and 0.633).
     _edit(t / "grader.py", "    return r\n", '    r.check("style", 3 / 19, False)\n    return r\n')
+    shutil.rmtree(t / "fixtures" / "positive")  # a valid output it would dock as well
 
 
 def _nop_scores_above_zero(t: Path) -> None:
@@ -151,18 +140,39 @@ def _generator_not_seeded(t: Path) -> None:
           'write_text(DATA + "%.6f\\n" % __import__("random").SystemRandom().random())')
 
 
+def _positive_fixture_is_wrong(t: Path) -> None:
+    _edit(t / "fixtures/positive/reordered/output/result.json", '"count": 3', '"count": 4')
+
+
+def _shortcut_allowed_too_much(t: Path) -> None:
+    _edit(t / "fixtures/negative/wrong-method/fixture.toml", 'mistake = "', 'kind = "shortcut"\nmistake = "')
+
+
 def _fixture_declared_backwards(t: Path) -> None:
     _edit(t / "fixtures/negative/partial/fixture.toml", "score_min = 0.3\nscore_max = 0.4",
           "score_min = 0.4\nscore_max = 0.3")
 
 
-def _grader_imports_solution(t: Path) -> None:
+def _solution_module(t: Path) -> None:
     (t / "solution" / "column.py").write_text("def count(path):\n"
                                               "    return len(open(path).read().split()) - 1\n")
+
+
+def _grader_imports_solution(t: Path) -> None:
+    _solution_module(t)
     _edit(t / "grader.py", "    return r\n",
-          "    import sys\n    sys.path.insert(0, str(ctx.task / 'solution'))\n"
-          "    import column\n"
-          '    r.check("count from the solution", 0, column.count(ctx.inputs / "data.csv") == 3)\n'
+          "    import sys\n    sys.path.insert(0, str(ctx.task))\n"
+          "    from solution.column import count\n"
+          '    r.check("count from the solution", 0, count(ctx.inputs / "data.csv") == 3)\n'
+          "    return r\n")
+
+
+def _grader_runs_solution_file(t: Path) -> None:
+    _solution_module(t)
+    _edit(t / "grader.py", "    return r\n",
+          "    import runpy\n"
+          '    count = runpy.run_path(str(ctx.task / "solution" / "column.py"))["count"]\n'
+          '    r.check("count from the solution", 0, count(ctx.inputs / "data.csv") == 3)\n'
           "    return r\n")
 
 
@@ -182,12 +192,20 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "bad-environment": (_unknown_environment, "environment", "no environment named 'no-such-environment'"),
     "fixture-range": (_fixture_outside_its_range, "negative fixture partial",
                       "score 0.333333 (declared 0.5..0.6)"),
+    "positive-fixture-wrong": (_positive_fixture_is_wrong, "positive fixture reordered",
+                               "score 0.666667; failed: count"),
+    "shortcut-too-generous": (_shortcut_allowed_too_much, "negative fixture wrong-method",
+                              "a shortcut may score at most 0.5"),
     "fixture-backwards": (_fixture_declared_backwards, "negative fixture partial",
                           "score_min is above score_max"),
     "generator-differs": (_generator_not_seeded, "generate.py reproduces inputs and reference",
                           "differs: inputs"),
+    # The oracle still scores 1.0 with these graders: only the rule against sharing code fails.
+    "grader-imports-solution": (_grader_imports_solution, "grader does not use solution/",
+                                "imports solution.column from solution/"),
+    "grader-runs-solution": (_grader_runs_solution_file, "grader does not use solution/",
+                             "refers to solution/ in"),
 }
-IMPORTS_SOLUTION = "grader-imports-solution"  # its gate's name is the hygiene module's to choose
 NOT_INSTALLED = "env-not-installed"  # in a tree of its own, whose environments/ declares it
 DUPLICATES = ("dup-canary-a", "dup-canary-b")
 
@@ -199,8 +217,6 @@ def reports(tmp_path_factory) -> dict[str, dict]:
     make_task(tasks, "control")
     for task_id, (breaks, _, _) in CASES.items():
         breaks(make_task(tasks, task_id))
-    if _hygiene_gate_exists():
-        _grader_imports_solution(make_task(tasks, IMPORTS_SOLUTION))
     shared = str(uuid.uuid5(uuid.NAMESPACE_URL, "lastexam-test/shared-canary"))
     for task_id in DUPLICATES:
         make_task(tasks, task_id, canary=shared)
@@ -245,15 +261,6 @@ def test_environment_declared_but_not_installed(reports: dict[str, dict]) -> Non
     assert list(failed) == ["environment installed"], failed
     assert "Python environment not created" in failed["environment installed"]
     assert "lastexam env install never-installed" in failed["environment installed"]
-
-
-@pytest.mark.skipif(not _hygiene_gate_exists(), reason="the gate against graders importing their "
-                    "solution (a hygiene module under lastexam.task or lastexam.validation) is not there yet")
-def test_grader_that_imports_its_solution_fails(reports: dict[str, dict]) -> None:
-    failed = _failed(reports[IMPORTS_SOLUTION])
-    assert len(failed) == 1, failed  # the oracle still scores 1.0: only the hygiene gate fails
-    (name, detail), = failed.items()
-    assert "solution" in detail and "grader" in (name + detail).lower(), failed
 
 
 @pytest.mark.xfail(strict=True, reason="validate has no gate against a canary shared by two tasks")
