@@ -19,6 +19,7 @@ from lastexam.run.trial import TrialPlan, TrialRunner
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
 from lastexam.store.models import GradeRecord, TrialKey
+from lastexam.task.fixture_build import build_fixture_output, has_make_script
 from lastexam.task.hygiene import solution_uses
 from lastexam.task.load import Task, load_task, tree_hash
 
@@ -164,8 +165,8 @@ def _fixtures(root: Path, model: type[FixtureSpec] | type[PositiveFixtureSpec]) 
             spec = model.model_validate(tomllib.loads(toml_path.read_text()))
             if isinstance(spec, FixtureSpec) and spec.score_min > spec.score_max:
                 raise LastexamError("score_min is above score_max", path=toml_path)
-            if not (d / "output").is_dir():
-                raise LastexamError("no output/ folder beside fixture.toml", path=d)
+            if not (d / "output").is_dir() and not has_make_script(d):
+                raise LastexamError("neither output/ nor make.sh beside fixture.toml", path=d)
             found.append(NegativeFixture(d.name, d, spec))
         except FileNotFoundError:
             found.append(NegativeFixture(d.name, d, None, f"{toml_path}: missing"))
@@ -217,10 +218,11 @@ class Validator:
         )
         nop = self._trial(task, env, "nop")
         report.add("nop scores 0", nop.status == "completed" and nop.score == 0.0, _describe_trial(nop))
+        oracle_output = self.runner.run_dir / "trials" / oracle.trial_id / "output"
         for fx in negative_fixtures(task):
-            self._fixture_gate(task, env, fx, report)
+            self._fixture_gate(task, env, fx, oracle_output, report)
         for fx in positive_fixtures(task):
-            self._positive_gate(task, env, fx, report)
+            self._positive_gate(task, env, fx, oracle_output, report)
         self._determinism_gate(task, env, oracle.trial_id, report)
         if task.generator.is_file():
             self._generator_gate(task, env, report)
@@ -246,24 +248,48 @@ class Validator:
         req = GradeRequest(task, env, copy, pristine, work / "grade", f"{self.runner.run_id}.{task.id}.{tag}")
         return grade(self.runner.provider, self.area, req)
 
-    def _positive_gate(self, task: Task, env: envs.Environment, fx: NegativeFixture, report: TaskReport) -> None:
+    def _fixture_output(
+        self, task: Task, env: envs.Environment, fx: NegativeFixture, oracle_output: Path, tag: str
+    ) -> tuple[Path | None, str]:
+        """The fixture's committed output/, or the one its make.sh builds from the oracle's."""
+        if not has_make_script(fx.path):
+            return fx.output, ""
+        return build_fixture_output(
+            self.runner.provider, env, name=f"{self.runner.run_id}.{task.id}.make-{tag}",
+            fixture_dir=fx.path, oracle_output=oracle_output, inputs=task.inputs_dir,
+            work=self.area.root / "validate" / task.id / f"make-{tag}",
+        )
+
+    def _positive_gate(
+        self, task: Task, env: envs.Environment, fx: NegativeFixture, oracle_output: Path, report: TaskReport
+    ) -> None:
         name = f"positive fixture {fx.name}"
         if fx.spec is None:
             report.add(name, False, fx.error)
             return
-        g = self._grade_dir(task, env, fx.output, f"positive-{fx.name}")
+        output, why = self._fixture_output(task, env, fx, oracle_output, f"positive-{fx.name}")
+        if output is None:
+            report.add(name, False, why)
+            return
+        g = self._grade_dir(task, env, output, f"positive-{fx.name}")
         if not g.ok:
             report.add(name, False, f"grader error: {g.error}")
             return
         failed = [c.name for c in g.checks if not c.passed]
         report.add(name, g.score == 1.0, f"score {g.score}; failed: {', '.join(failed)}" if failed else "")
 
-    def _fixture_gate(self, task: Task, env: envs.Environment, fx: NegativeFixture, report: TaskReport) -> None:
+    def _fixture_gate(
+        self, task: Task, env: envs.Environment, fx: NegativeFixture, oracle_output: Path, report: TaskReport
+    ) -> None:
         name = f"negative fixture {fx.name}"
         if fx.spec is None or not isinstance(fx.spec, FixtureSpec):
             report.add(name, False, fx.error)
             return
-        g = self._grade_dir(task, env, fx.output, f"fixture-{fx.name}")
+        output, why = self._fixture_output(task, env, fx, oracle_output, f"fixture-{fx.name}")
+        if output is None:
+            report.add(name, False, why)
+            return
+        g = self._grade_dir(task, env, output, f"fixture-{fx.name}")
         if not g.ok:
             report.add(name, False, f"grader error: {g.error}")
             return
