@@ -40,6 +40,8 @@ SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
 NATIVE_SLIP = "document produced in native format"
 PRIV_SLIP = "document withheld for privilege"
 MAX_IMAGES = 5000
+# Share of the expected production (and of the agent's) below which nothing else is judged.
+COVERAGE = 0.8
 
 
 def fold(s: str) -> str:
@@ -137,6 +139,21 @@ def pdf_page_text(path: Path) -> tuple[int | None, str]:
         return None, ""
 
 
+def judged(problems: list, n: int, what: str) -> Outcome:
+    """no_problems, failing when there was nothing to judge: a check never passes on an empty set."""
+    return no_problems(problems if n else [f"no {what} to check"], f"{n} {what} right")
+
+
+def parties(d: dict) -> dict[str, list[str]]:
+    """The reference's FROM/TO/CC/BCC as sorted lowercase lists."""
+    return {"FROM": [d["from"]] if d["from"] else [], "TO": sorted(d["to"]), "CC": sorted(d["cc"]),
+            "BCC": sorted(d.get("bcc", []))}
+
+
+def parties_seen(row: dict) -> dict[str, list[str]]:
+    return {f: sorted(split_list(row.get(f) or "")) for f in ("FROM", "TO", "CC", "BCC")}
+
+
 def grade(ctx: GradeContext) -> Rubric:
     r = Rubric()
     ref = ctx.reference_json("expected.json")
@@ -145,8 +162,7 @@ def grade(ctx: GradeContext) -> Rubric:
     r.gate("DAT load file parses with the required fields", dat_ok)
     opt, opt_ok = parse_opt(vol / "DATA" / f"{VOL}.opt")
     r.gate("OPT load file parses", opt_ok)
-    rows = rows or []
-    opt = opt or []
+    rows, opt = rows or [], opt or []
     keys = keys_for(rows)
     by_key: dict[str, dict] = {}
     for k, row in zip(keys, rows, strict=False):
@@ -154,10 +170,22 @@ def grade(ctx: GradeContext) -> Rubric:
     exp = {d["key"]: d for d in ref["produced"]}
     exp_order = [d["key"] for d in ref["produced"]]
     tags = ref["tags"]
-
-    # --- which documents are produced ----------------------------------------------------
+    present = [k for k in exp_order if k in by_key]
     missing = [k for k in exp_order if k not in by_key]
     extra = sorted(set(keys) - set(exp))
+
+    # --- coverage before structure: which documents are produced ----------------------------
+    # The crux: the responsive, non-privileged documents are produced and nothing else. One
+    # mistake moves a few documents; a volume missing or padding a fifth of them is not the job.
+    withheld = {d["key"] for d in ref["privilege_log"] if d["slip"] is None}
+    leaked = sorted(k for k in withheld if k in by_key)
+    recall, precision = len(present) / len(exp_order), (len(keys) - len(extra)) / max(len(keys), 1)
+    r.gate(f"coverage: at least {COVERAGE:.0%} of the documents to produce are produced, at least {COVERAGE:.0%} "
+           f"of the production is such documents, and at most {1 - COVERAGE:.0%} of the withheld ones are produced",
+           Outcome(recall >= COVERAGE and precision >= COVERAGE and len(leaked) <= (1 - COVERAGE) * len(withheld),
+                   f"{recall:.0%} produced, {precision:.0%} of the production right, {len(leaked)} withheld produced",
+                   expected=f"{len(exp)} documents",
+                   seen={"missing": missing[:5], "unexpected": extra[:5], "withheld produced": leaked[:5]}))
     r.check("produced document set is exact", 3,
             Outcome(not missing and not extra, f"{len(missing)} missing, {len(extra)} unexpected",
                     expected=f"{len(exp)} documents", seen={"missing": missing[:5], "unexpected": extra[:5]}))
@@ -165,18 +193,16 @@ def grade(ctx: GradeContext) -> Rubric:
     def family_present(tag: str) -> list[str]:
         return [t["key"] for t in tags.get(tag, [])]
 
-    problems = []
-    for tag in ("edge-in-newyear", "edge-in-june"):
-        problems += [f"{tag}: missing" for k in family_present(tag) if k not in by_key]
-    for tag in ("edge-out-newyear", "edge-out-june", "loose-out-of-range"):
-        problems += [f"{tag}: produced" for k in family_present(tag) if k in by_key]
-    r.check("date range applied to the family date in UTC", 2, no_problems(problems, "edges right"))
+    problems = [f"{tag}: missing" for tag in ("edge-in-newyear", "edge-in-june") for k in family_present(tag) if k not in by_key]
+    problems += [f"{tag}: produced" for tag in ("edge-out-newyear", "edge-out-june", "loose-out-of-range")
+                 for k in family_present(tag) if k in by_key]
+    r.check("date range applied to the family date in UTC", 2, judged(problems, len(present), "edges"))
 
     problems = [f"{k} appears {keys.count(k)} times" for k in sorted(set(keys)) if keys.count(k) > 1]
-    for tag in ("bcc-pair", "resend-v1", "resend-v2", "loose-copy-of-priv-att", "dup-format", "loose-dup"):
-        problems += [f"{tag}: {k} missing" for k in family_present(tag) if k not in by_key]
+    problems += [f"{tag}: {k} missing" for tag in ("bcc-pair", "resend-v1", "resend-v2", "loose-copy-of-priv-att",
+                                                  "dup-format", "loose-dup") for k in family_present(tag) if k not in by_key]
     r.check("deduplication: one copy per duplicate, BCC copy and re-send kept", 2,
-            no_problems(problems, "no duplicates; distinct versions kept"))
+            judged(problems, len(present), "documents"))
 
     problems = []
     for tag in ("qp-hit", "b64-hit", "attachment-only-hit", "nested", "counsel-mentioned"):
@@ -185,20 +211,19 @@ def grade(ctx: GradeContext) -> Rubric:
     nonresp = [t["key"] for ts in tags.values() for t in ts if t["in_range"] and not t["responsive"]]
     problems += [f"non-responsive {k} produced" for k in nonresp if k in by_key]
     r.check("responsiveness per family, after decoding, including attachment-only hits", 2,
-            no_problems(problems, "planted hits produced, non-responsive families excluded"))
+            judged(problems, len(present), "documents"))
 
-    logged_keys = {d["key"] for d in ref["privilege_log"] if d["slip"] is None}
-    problems = [f"withheld {k} produced" for k in sorted(logged_keys) if k in by_key]
-    for tag in ("waived-third-party", "waived-personal", "counsel-mentioned", "wp-attachment"):
-        problems += [f"{tag}: {k} missing" for k in family_present(tag) if k not in by_key]
+    problems = [f"withheld {k} produced" for k in leaked]
+    problems += [f"{tag}: {k} missing" for tag in ("waived-third-party", "waived-personal", "counsel-mentioned",
+                                                  "wp-attachment") for k in family_present(tag) if k not in by_key]
     r.check("privileged families withheld, waived and non-privileged ones produced", 3,
-            no_problems(problems, "privilege screen right"))
+            judged(problems, len(present), "documents"))
 
-    common = [k for k in keys if k in exp]
-    exp_common = [k for k in exp_order if k in set(common)]
-    seen_order = list(dict.fromkeys(common))
-    ok = seen_order == exp_common and len(exp_common) >= 0.8 * len(exp_order)
+    common = set(k for k in keys if k in exp)
+    exp_common = [k for k in exp_order if k in common]
+    seen_order = list(dict.fromkeys(k for k in keys if k in exp))
     first_diff = next((i for i, (a, b) in enumerate(zip(seen_order, exp_common, strict=False)) if a != b), None)
+    ok = seen_order == exp_common and len(exp_common) >= COVERAGE * len(exp_order)
     r.check("production order: families by UTC date, parent before attachments", 2,
             Outcome(ok, "order right" if ok else f"order differs at position {first_diff}" if first_diff is not None
                     else f"only {len(exp_common)} of {len(exp_order)} documents to order",
@@ -210,10 +235,7 @@ def grade(ctx: GradeContext) -> Rubric:
     prev_end = ref["bates_start"] - 1
     for row in rows:
         beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
-        try:
-            pc = int(row.get("PAGECOUNT", ""))
-        except ValueError:
-            pc = None
+        pc = int(row["PAGECOUNT"]) if row.get("PAGECOUNT", "").isdigit() else None
         if beg is None or end is None:
             problems.append(f"bad Bates {row.get('BEGBATES')!r}/{row.get('ENDBATES')!r}")
             continue
@@ -222,32 +244,24 @@ def grade(ctx: GradeContext) -> Rubric:
         if pc is None or end - beg + 1 != pc or pc < 1:
             problems.append(f"{row['BEGBATES']}: range {end - beg + 1} pages, PAGECOUNT {row.get('PAGECOUNT')!r}")
         prev_end = end
-    if not rows:
-        problems.append("no documents")
     r.check("Bates numbers: BRL prefix, 7 digits, start BRL0004201, contiguous, one per page", 2,
-            no_problems(problems, "contiguous from BRL0004201"))
+            judged(problems, len(present), "documents"))
 
     problems = []
     families: dict[str, list[str]] = {}
     for d in ref["produced"]:
         families.setdefault(d["family"], []).append(d["key"])
-    checked = 0
-    for fam, members in families.items():
-        if not all(k in by_key for k in members):
-            continue
-        checked += 1
+    complete = [m for m in families.values() if all(k in by_key for k in m)]
+    for members in complete:
         first, last = by_key[members[0]], by_key[members[-1]]
-        for k in members:
-            row = by_key[k]
-            if row.get("BEGATTACH") != first.get("BEGBATES") or row.get("ENDATTACH") != last.get("ENDBATES"):
-                problems.append(f"{k}: {row.get('BEGATTACH')}-{row.get('ENDATTACH')} != "
-                                f"{first.get('BEGBATES')}-{last.get('ENDBATES')}")
-    if checked < 0.8 * len(families):
-        problems.append(f"only {checked} of {len(families)} families complete")
-    r.check("family ranges BEGATTACH/ENDATTACH", 2, no_problems(problems, f"{checked} families right"))
+        problems += [f"{k}: {by_key[k].get('BEGATTACH')}-{by_key[k].get('ENDATTACH')} != "
+                     f"{first.get('BEGBATES')}-{last.get('ENDBATES')}" for k in members
+                     if (by_key[k].get("BEGATTACH"), by_key[k].get("ENDATTACH")) != (first.get("BEGBATES"), last.get("ENDBATES"))]
+    if len(complete) < COVERAGE * len(families):
+        problems.append(f"only {len(complete)} of {len(families)} families complete")
+    r.check("family ranges BEGATTACH/ENDATTACH", 2, judged(problems, len(complete), "families"))
 
     # --- metadata ---------------------------------------------------------------------------
-    present = [k for k in exp_order if k in by_key]
     problems = []
     for k in present:
         row, d = by_key[k], exp[k]
@@ -255,52 +269,40 @@ def grade(ctx: GradeContext) -> Rubric:
             problems.append(f"{k}: CUSTODIAN {row.get('CUSTODIAN')!r} != {d['custodian']!r}")
         if [x.strip() for x in row.get("ALLCUSTODIANS", "").split(";") if x.strip()] != d["allcustodians"]:
             problems.append(f"{k}: ALLCUSTODIANS {row.get('ALLCUSTODIANS')!r} != {'; '.join(d['allcustodians'])!r}")
-    r.check("CUSTODIAN and ALLCUSTODIANS after global deduplication", 2,
-            no_problems(problems if present else ["no documents"], f"{len(present)} documents right"))
+    r.check("CUSTODIAN and ALLCUSTODIANS after global deduplication", 2, judged(problems, len(present), "documents"))
 
     problems = []
     for k in present:
         row, d = by_key[k], exp[k]
         want = {"DOCTYPE": d["doctype"].lower(), "SUBJECT": fold(d["subject"]), "DATESENT": d["date"],
-                "TIMESENT": d["time"], "FILENAME": unicodedata.normalize("NFC", d["filename"])}
+                "TIMESENT": d["time"], "FILENAME": unicodedata.normalize("NFC", d["filename"]), **parties(d)}
         got = {"DOCTYPE": row.get("DOCTYPE", "").strip().lower(), "SUBJECT": fold(row.get("SUBJECT", "")),
                "DATESENT": row.get("DATESENT", "").strip(), "TIMESENT": row.get("TIMESENT", "").strip(),
-               "FILENAME": unicodedata.normalize("NFC", row.get("FILENAME", "").strip())}
-        for f in ("FROM", "TO", "CC", "BCC"):
-            want[f] = sorted([d["from"]] if f == "FROM" and d["from"] else d[f.lower()] if f != "FROM" else [])
-            got[f] = sorted(split_list(row.get(f, "")))
-        bad = {f: (want[f], got[f]) for f in want if want[f] != got[f]}
-        if bad:
+               "FILENAME": unicodedata.normalize("NFC", row.get("FILENAME", "").strip()), **parties_seen(row)}
+        if bad := {f: (want[f], got[f]) for f in want if want[f] != got[f]}:
             problems.append({k: bad})
     r.check("metadata: DOCTYPE, addresses, decoded subject and file name, UTC date and time", 2,
-            no_problems(problems if present else ["no documents"], f"{len(present)} documents right"))
+            judged(problems, len(present), "documents"))
 
     problems = [f"{k}: {by_key[k].get('MD5HASH')!r} != {exp[k]['md5']}" for k in present
                 if by_key[k].get("MD5HASH", "").strip().lower() != exp[k]["md5"]]
-    r.check("MD5HASH per the protocol (email hash, file MD5)", 2,
-            no_problems(problems if present else ["no documents"], f"{len(present)} hashes right"))
+    r.check("MD5HASH per the protocol (email hash, file MD5)", 2, judged(problems, len(present), "hashes"))
 
     # --- OPT and images ---------------------------------------------------------------------
     problems = []
-    images = vol / "IMAGES"
     pages_total = sum(int(x["PAGECOUNT"]) for x in rows if x.get("PAGECOUNT", "").isdigit())
     if len(opt) != pages_total:
         problems.append(f"{len(opt)} OPT lines for {pages_total} pages")
     breaks = {row.get("BEGBATES"): row.get("PAGECOUNT") for row in rows}
     for line in opt:
         key, volume, path, brk, _f, _b, count = (x.strip() for x in line)
-        if volume != VOL:
-            problems.append(f"{key}: volume {volume!r}")
-        if path != f"IMAGES\\{key}.pdf":
-            problems.append(f"{key}: path {path!r}")
-        if (brk == "Y") != (key in breaks):
-            problems.append(f"{key}: document break {brk!r}")
-        if key in breaks and count != breaks[key]:
-            problems.append(f"{key}: page count {count!r} != {breaks[key]!r}")
-        if key not in breaks and count:
-            problems.append(f"{key}: page count on a non-first page")
+        problems += [msg for bad, msg in (
+            (volume != VOL, f"{key}: volume {volume!r}"), (path != f"IMAGES\\{key}.pdf", f"{key}: path {path!r}"),
+            ((brk == "Y") != (key in breaks), f"{key}: document break {brk!r}"),
+            (key in breaks and count != breaks[key], f"{key}: page count {count!r} != {breaks.get(key)!r}"),
+            (key not in breaks and bool(count), f"{key}: page count on a non-first page")) if bad]
     r.check("OPT: one line per page, breaks and page counts match the DAT", 2,
-            no_problems(problems if opt else ["no OPT lines"], f"{len(opt)} pages"))
+            judged(problems, len(opt) if present else 0, "pages"))
 
     page_text: dict[str, str] = {}
     problems = []
@@ -310,14 +312,14 @@ def grade(ctx: GradeContext) -> Rubric:
             continue
         for n in range(beg, end + 1):
             name = f"BRL{n:07d}"
-            count, text = pdf_page_text(images / f"{name}.pdf")
+            count, text = pdf_page_text(vol / "IMAGES" / f"{name}.pdf")
             page_text[name] = text
             if count != 1:
                 problems.append(f"{name}.pdf: {'missing or unreadable' if count is None else f'{count} pages'}")
             elif name not in text.replace(" ", ""):
                 problems.append(f"{name}.pdf: Bates number not on the page")
     r.check("images: a single-page PDF per Bates number, endorsed with it", 3,
-            no_problems(problems if page_text else ["no images"], f"{len(page_text)} pages endorsed"))
+            judged(problems, len(page_text) if present else 0, "pages"))
 
     def doc_image_text(row: dict) -> str:
         beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
@@ -329,21 +331,17 @@ def grade(ctx: GradeContext) -> Rubric:
     for k in present:
         row, d = by_key[k], exp[k]
         text = doc_image_text(row)
-        if d["slip"] == "native":
-            if NATIVE_SLIP not in text or row.get("PAGECOUNT") != "1":
-                problems.append(f"{k}: native slip sheet")
-        elif d["slip"] == "privilege":
-            if PRIV_SLIP not in text or row.get("PAGECOUNT") != "1":
-                problems.append(f"{k}: privilege slip sheet")
-        else:
-            need = [fold(w) for w in d["sentinel"]] + ([fold(d["subject"])] if d["subject"] else [])
-            lost = [w for w in need if w not in text]
-            if lost:
-                problems.append(f"{k}: image lacks {lost}")
-            if d["ext"] == "pdf" and row.get("PAGECOUNT") != str(d["pdf_pages"]):
-                problems.append(f"{k}: PDF imaged as {row.get('PAGECOUNT')} pages, original has {d['pdf_pages']}")
+        if d["slip"] in ("native", "privilege"):
+            if (NATIVE_SLIP if d["slip"] == "native" else PRIV_SLIP) not in text or row.get("PAGECOUNT") != "1":
+                problems.append(f"{k}: {d['slip']} slip sheet")
+            continue
+        need = [fold(w) for w in d["sentinel"]] + ([fold(d["subject"])] if d["subject"] else [])
+        if lost := [w for w in need if w not in text]:
+            problems.append(f"{k}: image lacks {lost}")
+        if d["ext"] == "pdf" and row.get("PAGECOUNT") != str(d["pdf_pages"]):
+            problems.append(f"{k}: PDF imaged as {row.get('PAGECOUNT')} pages, original has {d['pdf_pages']}")
     r.check("images render each whole document; slip sheets for natives and privilege", 2,
-            no_problems(problems if present else ["no documents"], f"{len(present)} documents rendered"))
+            judged(problems, len(present), "documents"))
 
     # --- natives and text ---------------------------------------------------------------------
     problems = []
@@ -360,7 +358,7 @@ def grade(ctx: GradeContext) -> Rubric:
         elif link:
             problems.append(f"{k}: NATIVELINK {link!r} for a document that must not be native")
     r.check("natives: spreadsheets produced natively, byte-identical, NATIVELINK right", 2,
-            no_problems(problems if present else ["no documents"], "natives right"))
+            judged(problems, len(present), "documents"))
 
     texts: dict[str, str] = {}
     problems = []
@@ -375,15 +373,11 @@ def grade(ctx: GradeContext) -> Rubric:
             problems.append(f"{k}: {ok.message}")
             continue
         texts[k] = fold(t)
-        if d["slip"] == "privilege":
-            if PRIV_SLIP not in texts[k]:
-                problems.append(f"{k}: privilege slip text")
-            continue
-        lost = [w for w in [fold(w) for w in d["sentinel"]] if w not in texts[k]]
-        if lost:
+        need = [PRIV_SLIP] if d["slip"] == "privilege" else [fold(w) for w in d["sentinel"]]
+        if lost := [w for w in need if w not in texts[k]]:
             problems.append(f"{k}: text lacks {lost}")
     r.check("extracted text: one UTF-8 file per document, TEXTLINK right, complete", 2,
-            no_problems(problems if present else ["no documents"], f"{len(texts)} text files"))
+            judged(problems, len(present), "documents"))
 
     # --- redaction and leaks ------------------------------------------------------------------
     problems = []
@@ -394,8 +388,7 @@ def grade(ctx: GradeContext) -> Rubric:
             blobs.append((f"NATIVES/{p.name}", zip_or_text(p)))
     blobs.append(("DAT", " ".join(" ".join(x.values()) for x in rows)))
     for ssn in ref["ssns"]:
-        where = [w for w, b in blobs if ssn in b]
-        if where:
+        if where := [w for w, b in blobs if ssn in b]:
             problems.append(f"SSN {ssn[:3]}-**-**** in {where[:3]}")
     for k in present:
         row, d = by_key[k], exp[k]
@@ -405,56 +398,42 @@ def grade(ctx: GradeContext) -> Rubric:
         if d["redacted"] and ("[redacted]" not in texts.get(k, "") or "[redacted]" not in doc_image_text(row)):
             problems.append(f"{k}: [REDACTED] marker missing from text or image")
     r.check("SSNs redacted in images, text and natives; REDACTED flag right", 3,
-            no_problems(problems if present else ["no documents"], "no SSN in the production"))
+            judged(problems, len(present), "documents"))
 
     problems = []
     for phrase in ref["withheld_phrases"]:
-        f = fold(phrase)
-        where = [w for w, b in blobs if f in b]
-        if where:
+        if where := [w for w, b in blobs if fold(phrase) in b]:
             problems.append(f"{phrase[:50]!r} in {where[:3]}")
-    r.check("no withheld privileged content in the production", 2,
-            no_problems(problems if rows else ["no production"], "nothing leaked"))
+    r.check("no withheld privileged content in the production", 2, judged(problems, len(present), "documents"))
 
     # --- privilege log ------------------------------------------------------------------------
     log_rows, log_ok = load_csv(ctx.out("privilege_log.csv"), required_columns=LOG_FIELDS)
     exp_log = {d["key"]: d for d in ref["privilege_log"]}
     got_log = rows_by(log_rows, log_key)
+    logged = {k: (got_log[k], d) for k, d in exp_log.items() if log_rows is not None and got_log.get(k) is not None}
     problems = []
-    if log_rows is not None:
-        for k, d in exp_log.items():
-            x = got_log.get(k)
-            if x is None:
-                continue
-            if (x.get("PRIVILEGE_BASIS") or "").strip() != d["basis"]:
-                problems.append(f"{k}: basis {x.get('PRIVILEGE_BASIS')!r} != {d['basis']!r}")
-            want_bates = by_key[d["key"]].get("BEGBATES") if d["slip"] and d["key"] in by_key else ""
-            if d["slip"] and not want_bates:
-                want_bates = "<its Bates number>"
-            if (x.get("BEGBATES") or "").strip() != want_bates:
-                problems.append(f"{k}: BEGBATES {x.get('BEGBATES')!r} != {want_bates!r}")
+    for k, (x, d) in logged.items():
+        if (x.get("PRIVILEGE_BASIS") or "").strip() != d["basis"]:
+            problems.append(f"{k}: basis {x.get('PRIVILEGE_BASIS')!r} != {d['basis']!r}")
+        want_bates = (by_key[k].get("BEGBATES") if k in by_key else "<its Bates number>") if d["slip"] else ""
+        if (x.get("BEGBATES") or "").strip() != want_bates:
+            problems.append(f"{k}: BEGBATES {x.get('BEGBATES')!r} != {want_bates!r}")
     r.check("privilege log: every withheld or slip-sheeted document, basis and Bates", 3, all_of([
         ("entries", got_log.coverage(exp_log) if log_rows is not None else log_ok),
-        ("basis and Bates", no_problems(problems, f"{len(exp_log)} entries right"))]))
+        ("basis and Bates", judged(problems, len(logged), "entries"))]))
 
-    problems = [] if log_rows is not None else [log_ok.message]
-    for k, d in exp_log.items():
-        x = got_log.get(k)
-        if x is None:
-            continue
-        want = {"CUSTODIAN": d["custodian"], "ALLCUSTODIANS": "; ".join(d["allcustodians"]),
-                "DATESENT": d["date"], "MD5HASH": d["md5"], "SUBJECT": fold(d["subject"]),
-                "FROM": sorted([d["from"]] if d["from"] else []), "TO": sorted(d["to"]), "CC": sorted(d["cc"])}
+    problems = []
+    for k, (x, d) in logged.items():
+        want = {"CUSTODIAN": d["custodian"], "ALLCUSTODIANS": "; ".join(d["allcustodians"]), "DATESENT": d["date"],
+                "MD5HASH": d["md5"], "SUBJECT": fold(d["subject"]), **parties(d)}
         got = {"CUSTODIAN": (x.get("CUSTODIAN") or "").strip(),
                "ALLCUSTODIANS": "; ".join(v.strip() for v in (x.get("ALLCUSTODIANS") or "").split(";") if v.strip()),
                "DATESENT": (x.get("DATESENT") or "").strip(), "MD5HASH": (x.get("MD5HASH") or "").strip().lower(),
-               "SUBJECT": fold(x.get("SUBJECT") or ""), "FROM": sorted(split_list(x.get("FROM"))),
-               "TO": sorted(split_list(x.get("TO"))), "CC": sorted(split_list(x.get("CC")))}
-        bad = {f: (want[f], got[f]) for f in want if want[f] != got[f]}
-        if bad:
+               "SUBJECT": fold(x.get("SUBJECT") or ""), **parties_seen(x)}
+        if bad := {f: (want[f], got[f]) for f in want if want[f] != got[f]}:
             problems.append({k: bad})
     r.check("privilege log metadata: custodians, date, parties, subject, hash", 1,
-            no_problems(problems, "metadata right"))
+            judged(problems, len(logged), "entries"))
 
     # --- search term report ---------------------------------------------------------------------
     rep, rep_ok = load_csv(ctx.out("search_term_report.csv"),
@@ -463,15 +442,10 @@ def grade(ctx: GradeContext) -> Rubric:
             match_rows(rows_by(rep, "term_id"), {t["term_id"]: t for t in ref["search_report"]},
                        ["documents", "families", "unique_documents"], exact=True) if rep is not None else rep_ok)
 
-    problems = []
-    if dat_info["header"] != FIELDS:
-        problems.append(f"field order {dat_info['header'][:6]}...")
-    if not dat_info["qualified"]:
-        problems.append("not every value is enclosed in þ")
-    if not dat_info["crlf"]:
-        problems.append("lines do not end with CRLF")
-    r.check("DAT format: field order, þ qualifiers, DC4 delimiters, CRLF", 1,
-            no_problems(problems if rows else ["no DAT"], "Concordance format"))
+    problems = [msg for bad, msg in ((dat_info["header"] != FIELDS, f"field order {dat_info['header'][:6]}..."),
+                                     (not dat_info["qualified"], "not every value is enclosed in þ"),
+                                     (not dat_info["crlf"], "lines do not end with CRLF")) if bad]
+    r.check("DAT format: field order, þ qualifiers, DC4 delimiters, CRLF", 1, judged(problems, len(present), "documents"))
     return r
 
 
