@@ -36,7 +36,6 @@ FIELDS = ["BEGBATES", "ENDBATES", "BEGATTACH", "ENDATTACH", "PAGECOUNT", "CUSTOD
 LOG_FIELDS = ["BEGBATES", "DOCTYPE", "MESSAGEID", "PARENT_MESSAGEID", "FILENAME", "MD5HASH", "CUSTODIAN",
               "ALLCUSTODIANS", "DATESENT", "FROM", "TO", "CC", "BCC", "SUBJECT", "PRIVILEGE_BASIS"]
 BATES = re.compile(r"^BRL(\d{7})$")
-SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
 NATIVE_SLIP = "document produced in native format"
 PRIV_SLIP = "document withheld for privilege"
 MAX_IMAGES = 5000
@@ -72,15 +71,10 @@ def parse_dat(path: Path) -> tuple[list[dict] | None, Outcome, dict]:
     info["crlf"] = text.count("\r\n") >= len(lines) and text.count("\n") == text.count("\r\n")
     cells = [ln.split("\x14") for ln in lines]
     info["qualified"] = all(c.startswith("\u00fe") and c.endswith("\u00fe") and len(c) >= 2 for row in cells for c in row)
-    header = [c.strip("\u00fe").strip() for c in cells[0]]
-    info["header"] = header
-    missing = [f for f in FIELDS if f not in header]
-    if missing:
+    info["header"] = header = [c.strip("\u00fe").strip() for c in cells[0]]
+    if missing := [f for f in FIELDS if f not in header]:
         return None, Outcome(False, f"DAT header lacks {missing}", expected=FIELDS, seen=header[:30]), info
-    rows = []
-    for row in cells[1:]:
-        vals = [c.strip("\u00fe") for c in row]
-        rows.append({h: (vals[i] if i < len(vals) else "") for i, h in enumerate(header)})
+    rows = [{h: (row[i].strip("\u00fe") if i < len(row) else "") for i, h in enumerate(header)} for row in cells[1:]]
     return rows, Outcome(True, f"{len(rows)} documents"), info
 
 
@@ -94,34 +88,33 @@ def parse_opt(path: Path) -> tuple[list[list[str]] | None, Outcome]:
     return rows, Outcome(True, f"{len(rows)} pages")
 
 
+def doc_key(doctype: str | None, mid: str | None, bcc: str | None, parent: str | None, filename: str | None,
+            md5: str | None) -> str:
+    """Identity of a document (see module docstring)."""
+    dt = (doctype or "").strip().lower()
+    if dt == "email":
+        return f"E|{(mid or '').strip().strip('<>')}|{'bcc' if (bcc or '').strip() else ''}"
+    if dt == "attachment":
+        return f"A|{(parent or '').strip().strip('<>')}|{(filename or '').strip()}"
+    return f"L|{(md5 or '').strip().lower()}"
+
+
 def keys_for(rows: list[dict]) -> list[str]:
-    """Identity of each DAT row (see module docstring)."""
-    out = []
-    begs = {r.get("BEGBATES"): r for r in rows}
-    last_email = None
+    """Each DAT row's identity; an attachment's parent is the email opening its family range."""
+    begs, out, last_email = {r.get("BEGBATES"): r for r in rows}, [], {}
     for r in rows:
-        dt = r.get("DOCTYPE", "").strip().lower()
-        if dt == "email":
+        parent = begs.get(r.get("BEGATTACH"))
+        if parent is None or parent.get("DOCTYPE", "").strip().lower() != "email":
+            parent = last_email
+        if r.get("DOCTYPE", "").strip().lower() == "email":
             last_email = r
-            out.append(f"E|{r.get('MESSAGEID', '').strip().strip('<>')}|{'bcc' if r.get('BCC', '').strip() else ''}")
-        elif dt == "attachment":
-            parent = begs.get(r.get("BEGATTACH"))
-            if parent is None or parent.get("DOCTYPE", "").strip().lower() != "email":
-                parent = last_email
-            pid = parent.get("MESSAGEID", "").strip().strip("<>") if parent else ""
-            out.append(f"A|{pid}|{r.get('FILENAME', '').strip()}")
-        else:
-            out.append(f"L|{r.get('MD5HASH', '').strip().lower()}")
+        out.append(doc_key(r.get("DOCTYPE"), r.get("MESSAGEID"), r.get("BCC"), parent.get("MESSAGEID"),
+                           r.get("FILENAME"), r.get("MD5HASH")))
     return out
 
 
 def log_key(r: dict) -> str:
-    dt = (r.get("DOCTYPE") or "").strip().lower()
-    if dt == "email":
-        return f"E|{(r.get('MESSAGEID') or '').strip().strip('<>')}|{'bcc' if (r.get('BCC') or '').strip() else ''}"
-    if dt == "attachment":
-        return f"A|{(r.get('PARENT_MESSAGEID') or '').strip().strip('<>')}|{(r.get('FILENAME') or '').strip()}"
-    return f"L|{(r.get('MD5HASH') or '').strip().lower()}"
+    return doc_key(*(r.get(f) for f in ("DOCTYPE", "MESSAGEID", "BCC", "PARENT_MESSAGEID", "FILENAME", "MD5HASH")))
 
 
 def pdf_page_text(path: Path) -> tuple[int | None, str]:
@@ -144,14 +137,28 @@ def judged(problems: list, n: int, what: str) -> Outcome:
     return no_problems(problems if n else [f"no {what} to check"], f"{n} {what} right")
 
 
-def parties(d: dict) -> dict[str, list[str]]:
-    """The reference's FROM/TO/CC/BCC as sorted lowercase lists."""
-    return {"FROM": [d["from"]] if d["from"] else [], "TO": sorted(d["to"]), "CC": sorted(d["cc"]),
-            "BCC": sorted(d.get("bcc", []))}
+def fields_of(d: dict) -> dict:
+    """A reference document's fields, normalised as they are compared."""
+    return {"DOCTYPE": d["doctype"].lower(), "SUBJECT": fold(d["subject"]), "DATESENT": d["date"], "TIMESENT": d["time"],
+            "FILENAME": unicodedata.normalize("NFC", d["filename"]), "CUSTODIAN": d["custodian"],
+            "ALLCUSTODIANS": d["allcustodians"], "MD5HASH": d["md5"], "FROM": [d["from"]] if d["from"] else [],
+            "TO": sorted(d["to"]), "CC": sorted(d["cc"]), "BCC": sorted(d["bcc"])}
 
 
-def parties_seen(row: dict) -> dict[str, list[str]]:
-    return {f: sorted(split_list(row.get(f) or "")) for f in ("FROM", "TO", "CC", "BCC")}
+def fields_seen(row: dict) -> dict:
+    """A DAT or privilege-log row's fields, normalised the same way."""
+    return {**{f: (row.get(f) or "").strip() for f in ("DATESENT", "TIMESENT", "CUSTODIAN")},
+            "DOCTYPE": (row.get("DOCTYPE") or "").strip().lower(), "SUBJECT": fold(row.get("SUBJECT") or ""),
+            "FILENAME": unicodedata.normalize("NFC", (row.get("FILENAME") or "").strip()),
+            "ALLCUSTODIANS": [x.strip() for x in (row.get("ALLCUSTODIANS") or "").split(";") if x.strip()],
+            "MD5HASH": (row.get("MD5HASH") or "").strip().lower(),
+            **{f: sorted(split_list(row.get(f) or "")) for f in ("FROM", "TO", "CC", "BCC")}}
+
+
+def differences(k: str, d: dict, row: dict, fields: tuple[str, ...]) -> list[dict]:
+    want, got = fields_of(d), fields_seen(row)
+    bad = {f: (want[f], got[f]) for f in fields if want[f] != got[f]}
+    return [{k: bad}] if bad else []
 
 
 def grade(ctx: GradeContext) -> Rubric:
@@ -219,8 +226,7 @@ def grade(ctx: GradeContext) -> Rubric:
     r.check("privileged families withheld, waived and non-privileged ones produced", 3,
             judged(problems, len(present), "documents"))
 
-    common = set(k for k in keys if k in exp)
-    exp_common = [k for k in exp_order if k in common]
+    exp_common = [k for k in exp_order if k in by_key]
     seen_order = list(dict.fromkeys(k for k in keys if k in exp))
     first_diff = next((i for i, (a, b) in enumerate(zip(seen_order, exp_common, strict=False)) if a != b), None)
     ok = seen_order == exp_common and len(exp_common) >= COVERAGE * len(exp_order)
@@ -261,149 +267,36 @@ def grade(ctx: GradeContext) -> Rubric:
         problems.append(f"only {len(complete)} of {len(families)} families complete")
     r.check("family ranges BEGATTACH/ENDATTACH", 2, judged(problems, len(complete), "families"))
 
-    # --- metadata ---------------------------------------------------------------------------
-    problems = []
-    for k in present:
-        row, d = by_key[k], exp[k]
-        if row.get("CUSTODIAN", "").strip() != d["custodian"]:
-            problems.append(f"{k}: CUSTODIAN {row.get('CUSTODIAN')!r} != {d['custodian']!r}")
-        if [x.strip() for x in row.get("ALLCUSTODIANS", "").split(";") if x.strip()] != d["allcustodians"]:
-            problems.append(f"{k}: ALLCUSTODIANS {row.get('ALLCUSTODIANS')!r} != {'; '.join(d['allcustodians'])!r}")
-    r.check("CUSTODIAN and ALLCUSTODIANS after global deduplication", 2, judged(problems, len(present), "documents"))
-
-    problems = []
-    for k in present:
-        row, d = by_key[k], exp[k]
-        want = {"DOCTYPE": d["doctype"].lower(), "SUBJECT": fold(d["subject"]), "DATESENT": d["date"],
-                "TIMESENT": d["time"], "FILENAME": unicodedata.normalize("NFC", d["filename"]), **parties(d)}
-        got = {"DOCTYPE": row.get("DOCTYPE", "").strip().lower(), "SUBJECT": fold(row.get("SUBJECT", "")),
-               "DATESENT": row.get("DATESENT", "").strip(), "TIMESENT": row.get("TIMESENT", "").strip(),
-               "FILENAME": unicodedata.normalize("NFC", row.get("FILENAME", "").strip()), **parties_seen(row)}
-        if bad := {f: (want[f], got[f]) for f in want if want[f] != got[f]}:
-            problems.append({k: bad})
-    r.check("metadata: DOCTYPE, addresses, decoded subject and file name, UTC date and time", 2,
-            judged(problems, len(present), "documents"))
-
-    problems = [f"{k}: {by_key[k].get('MD5HASH')!r} != {exp[k]['md5']}" for k in present
-                if by_key[k].get("MD5HASH", "").strip().lower() != exp[k]["md5"]]
-    r.check("MD5HASH per the protocol (email hash, file MD5)", 2, judged(problems, len(present), "hashes"))
-
-    # --- OPT and images ---------------------------------------------------------------------
-    problems = []
-    pages_total = sum(int(x["PAGECOUNT"]) for x in rows if x.get("PAGECOUNT", "").isdigit())
-    if len(opt) != pages_total:
-        problems.append(f"{len(opt)} OPT lines for {pages_total} pages")
-    breaks = {row.get("BEGBATES"): row.get("PAGECOUNT") for row in rows}
-    for line in opt:
-        key, volume, path, brk, _f, _b, count = (x.strip() for x in line)
-        problems += [msg for bad, msg in (
-            (volume != VOL, f"{key}: volume {volume!r}"), (path != f"IMAGES\\{key}.pdf", f"{key}: path {path!r}"),
-            ((brk == "Y") != (key in breaks), f"{key}: document break {brk!r}"),
-            (key in breaks and count != breaks[key], f"{key}: page count {count!r} != {breaks.get(key)!r}"),
-            (key not in breaks and bool(count), f"{key}: page count on a non-first page")) if bad]
-    r.check("OPT: one line per page, breaks and page counts match the DAT", 2,
-            judged(problems, len(opt) if present else 0, "pages"))
-
-    page_text: dict[str, str] = {}
-    problems = []
-    for row in rows:
-        beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
-        if beg is None or end is None or end < beg or end - beg > MAX_IMAGES:
-            continue
-        for n in range(beg, end + 1):
-            name = f"BRL{n:07d}"
-            count, text = pdf_page_text(vol / "IMAGES" / f"{name}.pdf")
-            page_text[name] = text
-            if count != 1:
-                problems.append(f"{name}.pdf: {'missing or unreadable' if count is None else f'{count} pages'}")
-            elif name not in text.replace(" ", ""):
-                problems.append(f"{name}.pdf: Bates number not on the page")
-    r.check("images: a single-page PDF per Bates number, endorsed with it", 3,
-            judged(problems, len(page_text) if present else 0, "pages"))
-
-    def doc_image_text(row: dict) -> str:
-        beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
-        if beg is None or end is None:
-            return ""
-        return fold(" ".join(page_text.get(f"BRL{n:07d}", "") for n in range(beg, min(end, beg + MAX_IMAGES) + 1)))
-
-    problems = []
-    for k in present:
-        row, d = by_key[k], exp[k]
-        text = doc_image_text(row)
-        if d["slip"] in ("native", "privilege"):
-            if (NATIVE_SLIP if d["slip"] == "native" else PRIV_SLIP) not in text or row.get("PAGECOUNT") != "1":
-                problems.append(f"{k}: {d['slip']} slip sheet")
-            continue
-        need = [fold(w) for w in d["sentinel"]] + ([fold(d["subject"])] if d["subject"] else [])
-        if lost := [w for w in need if w not in text]:
-            problems.append(f"{k}: image lacks {lost}")
-        if d["ext"] == "pdf" and row.get("PAGECOUNT") != str(d["pdf_pages"]):
-            problems.append(f"{k}: PDF imaged as {row.get('PAGECOUNT')} pages, original has {d['pdf_pages']}")
-    r.check("images render each whole document; slip sheets for natives and privilege", 2,
-            judged(problems, len(present), "documents"))
-
-    # --- natives and text ---------------------------------------------------------------------
-    problems = []
-    for k in present:
-        row, d = by_key[k], exp[k]
-        link = row.get("NATIVELINK", "").strip()
-        if d["native"]:
-            want = f"NATIVES\\{row.get('BEGBATES')}.{d['ext']}"
-            path = vol / "NATIVES" / f"{row.get('BEGBATES')}.{d['ext']}"
-            if link.lower() != want.lower():
-                problems.append(f"{k}: NATIVELINK {link!r} != {want!r}")
-            elif not path.is_file() or hashlib.md5(path.read_bytes()).hexdigest() != d["md5"]:
-                problems.append(f"{k}: native file missing or altered")
-        elif link:
-            problems.append(f"{k}: NATIVELINK {link!r} for a document that must not be native")
-    r.check("natives: spreadsheets produced natively, byte-identical, NATIVELINK right", 2,
-            judged(problems, len(present), "documents"))
-
+    # --- OPT, images, then every produced document field by field ---------------------------
+    page_text, image_problems = read_images(rows, vol)
     texts: dict[str, str] = {}
-    problems = []
-    for k in present:
-        row, d = by_key[k], exp[k]
-        want = f"TEXT\\{row.get('BEGBATES')}.txt"
-        if row.get("TEXTLINK", "").strip() != want:
-            problems.append(f"{k}: TEXTLINK {row.get('TEXTLINK')!r} != {want!r}")
-            continue
-        t, ok = read_text(vol / "TEXT" / f"{row.get('BEGBATES')}.txt")
-        if t is None:
-            problems.append(f"{k}: {ok.message}")
-            continue
-        texts[k] = fold(t)
-        need = [PRIV_SLIP] if d["slip"] == "privilege" else [fold(w) for w in d["sentinel"]]
-        if lost := [w for w in need if w not in texts[k]]:
-            problems.append(f"{k}: text lacks {lost}")
+    doc = document_problems(present, by_key, exp, vol, page_text, texts)
+    r.check("CUSTODIAN and ALLCUSTODIANS after global deduplication", 2, judged(doc["custodians"], len(present), "documents"))
+    r.check("metadata: DOCTYPE, addresses, decoded subject and file name, UTC date and time", 2,
+            judged(doc["metadata"], len(present), "documents"))
+    r.check("MD5HASH per the protocol (email hash, file MD5)", 2, judged(doc["md5"], len(present), "hashes"))
+    r.check("OPT: one line per page, breaks and page counts match the DAT", 2,
+            judged(opt_problems(opt, rows), len(opt) if present else 0, "pages"))
+    r.check("images: a single-page PDF per Bates number, endorsed with it", 3,
+            judged(image_problems, len(page_text) if present else 0, "pages"))
+    r.check("images render each whole document; slip sheets for natives and privilege", 2,
+            judged(doc["render"], len(present), "documents"))
+    r.check("natives: spreadsheets produced natively, byte-identical, NATIVELINK right", 2,
+            judged(doc["natives"], len(present), "documents"))
     r.check("extracted text: one UTF-8 file per document, TEXTLINK right, complete", 2,
-            judged(problems, len(present), "documents"))
+            judged(doc["text"], len(present), "documents"))
 
     # --- redaction and leaks ------------------------------------------------------------------
-    problems = []
     blobs = [("TEXT", t) for t in texts.values()] + [("IMAGES", fold(t)) for t in page_text.values()]
     native_dir = vol / "NATIVES"
-    for p in sorted(native_dir.iterdir()) if native_dir.is_dir() else []:
-        if p.is_file() and p.stat().st_size < 20_000_000:
-            blobs.append((f"NATIVES/{p.name}", zip_or_text(p)))
+    blobs += [(f"NATIVES/{p.name}", zip_or_text(p)) for p in (sorted(native_dir.iterdir()) if native_dir.is_dir() else [])
+              if p.is_file() and p.stat().st_size < 20_000_000]
     blobs.append(("DAT", " ".join(" ".join(x.values()) for x in rows)))
-    for ssn in ref["ssns"]:
-        if where := [w for w, b in blobs if ssn in b]:
-            problems.append(f"SSN {ssn[:3]}-**-**** in {where[:3]}")
-    for k in present:
-        row, d = by_key[k], exp[k]
-        flag = row.get("REDACTED", "").strip().upper()
-        if flag != ("Y" if d["redacted"] else "N"):
-            problems.append(f"{k}: REDACTED {flag!r}")
-        if d["redacted"] and ("[redacted]" not in texts.get(k, "") or "[redacted]" not in doc_image_text(row)):
-            problems.append(f"{k}: [REDACTED] marker missing from text or image")
+    problems = [f"SSN {ssn[:3]}-**-**** in {where[:3]}" for ssn in ref["ssns"] if (where := [w for w, b in blobs if ssn in b])]
     r.check("SSNs redacted in images, text and natives; REDACTED flag right", 3,
-            judged(problems, len(present), "documents"))
-
-    problems = []
-    for phrase in ref["withheld_phrases"]:
-        if where := [w for w, b in blobs if fold(phrase) in b]:
-            problems.append(f"{phrase[:50]!r} in {where[:3]}")
+            judged(problems + doc["redaction"], len(present), "documents"))
+    problems = [f"{ph[:50]!r} in {where[:3]}" for ph in ref["withheld_phrases"]
+                if (where := [w for w, b in blobs if fold(ph) in b])]
     r.check("no withheld privileged content in the production", 2, judged(problems, len(present), "documents"))
 
     # --- privilege log ------------------------------------------------------------------------
@@ -422,16 +315,8 @@ def grade(ctx: GradeContext) -> Rubric:
         ("entries", got_log.coverage(exp_log) if log_rows is not None else log_ok),
         ("basis and Bates", judged(problems, len(logged), "entries"))]))
 
-    problems = []
-    for k, (x, d) in logged.items():
-        want = {"CUSTODIAN": d["custodian"], "ALLCUSTODIANS": "; ".join(d["allcustodians"]), "DATESENT": d["date"],
-                "MD5HASH": d["md5"], "SUBJECT": fold(d["subject"]), **parties(d)}
-        got = {"CUSTODIAN": (x.get("CUSTODIAN") or "").strip(),
-               "ALLCUSTODIANS": "; ".join(v.strip() for v in (x.get("ALLCUSTODIANS") or "").split(";") if v.strip()),
-               "DATESENT": (x.get("DATESENT") or "").strip(), "MD5HASH": (x.get("MD5HASH") or "").strip().lower(),
-               "SUBJECT": fold(x.get("SUBJECT") or ""), **parties_seen(x)}
-        if bad := {f: (want[f], got[f]) for f in want if want[f] != got[f]}:
-            problems.append({k: bad})
+    problems = [p for k, (x, d) in logged.items() for p in differences(
+        k, d, x, ("CUSTODIAN", "ALLCUSTODIANS", "DATESENT", "FROM", "TO", "CC", "BCC", "SUBJECT", "MD5HASH"))]
     r.check("privilege log metadata: custodians, date, parties, subject, hash", 1,
             judged(problems, len(logged), "entries"))
 
@@ -447,6 +332,89 @@ def grade(ctx: GradeContext) -> Rubric:
                                      (not dat_info["crlf"], "lines do not end with CRLF")) if bad]
     r.check("DAT format: field order, þ qualifiers, DC4 delimiters, CRLF", 1, judged(problems, len(present), "documents"))
     return r
+
+
+def read_images(rows: list[dict], vol: Path) -> tuple[dict[str, str], list[str]]:
+    """Text of every page image the DAT's Bates ranges name, and what is wrong with them."""
+    page_text: dict[str, str] = {}
+    problems = []
+    for row in rows:
+        beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
+        if beg is None or end is None or end < beg or end - beg > MAX_IMAGES:
+            continue
+        for n in range(beg, end + 1):
+            name = f"BRL{n:07d}"
+            count, page_text[name] = pdf_page_text(vol / "IMAGES" / f"{name}.pdf")
+            if count != 1:
+                problems.append(f"{name}.pdf: {'missing or unreadable' if count is None else f'{count} pages'}")
+            elif name not in page_text[name].replace(" ", ""):
+                problems.append(f"{name}.pdf: Bates number not on the page")
+    return page_text, problems
+
+
+def opt_problems(opt: list[list[str]], rows: list[dict]) -> list[str]:
+    pages_total = sum(int(x["PAGECOUNT"]) for x in rows if x.get("PAGECOUNT", "").isdigit())
+    problems = [f"{len(opt)} OPT lines for {pages_total} pages"] if len(opt) != pages_total else []
+    breaks = {row.get("BEGBATES"): row.get("PAGECOUNT") for row in rows}
+    for line in opt:
+        key, volume, path, brk, _f, _b, count = (x.strip() for x in line)
+        problems += [msg for bad, msg in (
+            (volume != VOL, f"{key}: volume {volume!r}"), (path != f"IMAGES\\{key}.pdf", f"{key}: path {path!r}"),
+            ((brk == "Y") != (key in breaks), f"{key}: document break {brk!r}"),
+            (key in breaks and count != breaks[key], f"{key}: page count {count!r} != {breaks.get(key)!r}"),
+            (key not in breaks and bool(count), f"{key}: page count on a non-first page")) if bad]
+    return problems
+
+
+def document_problems(present: list[str], by_key: dict, exp: dict, vol: Path, page_text: dict[str, str],
+                      texts: dict[str, str]) -> dict[str, list]:
+    """Each produced document against the reference, by aspect; fills texts (key -> folded text)."""
+    out: dict[str, list] = {a: [] for a in ("custodians", "metadata", "md5", "render", "natives", "text", "redaction")}
+    for k in present:
+        row, d = by_key[k], exp[k]
+        out["custodians"] += differences(k, d, row, ("CUSTODIAN", "ALLCUSTODIANS"))
+        out["metadata"] += differences(k, d, row, ("DOCTYPE", "FROM", "TO", "CC", "BCC", "SUBJECT", "DATESENT",
+                                                   "TIMESENT", "FILENAME"))
+        out["md5"] += differences(k, d, row, ("MD5HASH",))
+
+        beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
+        image = fold(" ".join(page_text.get(f"BRL{n:07d}", "") for n in range(beg, min(end, beg + MAX_IMAGES) + 1))
+                     ) if beg is not None and end is not None else ""
+        if d["slip"] in ("native", "privilege"):
+            if (NATIVE_SLIP if d["slip"] == "native" else PRIV_SLIP) not in image or row.get("PAGECOUNT") != "1":
+                out["render"].append(f"{k}: {d['slip']} slip sheet")
+        else:
+            need = [fold(w) for w in d["sentinel"]] + ([fold(d["subject"])] if d["subject"] else [])
+            if lost := [w for w in need if w not in image]:
+                out["render"].append(f"{k}: image lacks {lost}")
+            if d["ext"] == "pdf" and row.get("PAGECOUNT") != str(d["pdf_pages"]):
+                out["render"].append(f"{k}: PDF imaged as {row.get('PAGECOUNT')} pages, original has {d['pdf_pages']}")
+
+        link, native = row.get("NATIVELINK", "").strip(), f"{row.get('BEGBATES')}.{d['ext']}"
+        if d["native"] and link.lower() != (want_native := f"NATIVES\\{native}").lower():
+            out["natives"].append(f"{k}: NATIVELINK {link!r} != {want_native!r}")
+        elif d["native"] and (not (vol / "NATIVES" / native).is_file()
+                              or hashlib.md5((vol / "NATIVES" / native).read_bytes()).hexdigest() != d["md5"]):
+            out["natives"].append(f"{k}: native file missing or altered")
+        elif not d["native"] and link:
+            out["natives"].append(f"{k}: NATIVELINK {link!r} for a document that must not be native")
+
+        want_link = f"TEXT\\{row.get('BEGBATES')}.txt"
+        t, ok = read_text(vol / "TEXT" / f"{row.get('BEGBATES')}.txt") if row.get("TEXTLINK", "").strip() == want_link else (None, None)
+        if t is None:
+            out["text"].append(f"{k}: {ok.message}" if ok else f"{k}: TEXTLINK {row.get('TEXTLINK')!r} != {want_link!r}")
+        else:
+            texts[k] = fold(t)
+            need = [PRIV_SLIP] if d["slip"] == "privilege" else [fold(w) for w in d["sentinel"]]
+            if lost := [w for w in need if w not in texts[k]]:
+                out["text"].append(f"{k}: text lacks {lost}")
+
+        flag = row.get("REDACTED", "").strip().upper()
+        if flag != ("Y" if d["redacted"] else "N"):
+            out["redaction"].append(f"{k}: REDACTED {flag!r}")
+        if d["redacted"] and ("[redacted]" not in texts.get(k, "") or "[redacted]" not in image):
+            out["redaction"].append(f"{k}: [REDACTED] marker missing from text or image")
+    return out
 
 
 def zip_or_text(p: Path) -> str:
