@@ -4,8 +4,9 @@ The agent's workbook is recalculated by LibreOffice (forced recalculation on loa
 values written by any tool are not trusted), then read twice with openpyxl: values from the
 recalculated copy, formulas from the agent's file. The crux is a live model, checked by
 dependency: scaling each asset's cost, salvage and proceeds in the Register by a factor of its
-own must scale that asset's values by the same factor (a gate); a third recalculation after
-raising two costs checks the values against the policy.
+own must scale that asset's values by the same factor, and no key formula may type in its own
+result or a Register amount (together a gate); a third recalculation after raising two costs
+checks the values against the policy.
 
 Tolerances: per-asset USD 0.01 (double-precision noise is ~1e-9; 0.01 also admits values
 rounded to cents, as the instruction allows); category and total sums USD 0.10 (up to ~30
@@ -16,6 +17,8 @@ numbers USD 0.05 (the same rounding, on fewer terms).
 from __future__ import annotations
 
 import re
+
+from openpyxl.formula.tokenizer import Token, Tokenizer
 
 from lastexam.grading import (
     GradeContext,
@@ -115,7 +118,8 @@ def grade(ctx: GradeContext) -> Rubric:
     rows_at = {k: v for k, v in rows_at.items() if k in rows}
     roll_at = {k: v for k, v in roll_at.items() if k in roll}
 
-    share, follows = (own_row_dependency(ctx, ref, rows) if recalc_ok.passed and rows
+    pasted = pasted_cells(sched_f, reg_f, rows, rows_at)
+    share, follows = (own_row_dependency(ctx, ref, rows, pasted) if recalc_ok.passed and rows
                       else (0.0, Outcome(False, "no Schedule rows to probe")))
     r.gate(f"live model: at least {LIVE_SHARE_GATE:.0%} of the asset values follow their own Register row",
            Outcome(share >= LIVE_SHARE_GATE, f"{share:.0%} follow; {follows.message}",
@@ -279,7 +283,34 @@ def scale_factors(ids: list[str]) -> dict[str, float]:
     return {aid: SCALE_BASE + SCALE_STEP * i for i, aid in enumerate(sorted(ids))}
 
 
-def own_row_dependency(ctx: GradeContext, ref: dict, base: dict[str, dict]) -> tuple[float, Outcome]:
+def pasted_cells(sched_f, reg_f, rows: dict[str, dict], rows_at: dict[str, tuple[int, int]]) -> dict[str, list[float]]:
+    """Key Schedule cells whose formula types in a number (abs >= 100) equal to the cell's own
+    result or to an amount of the Register: `=19038.2*Register!E5/351597.93` follows its own row
+    when every amount of that row is scaled, yet it is a pasted value."""
+    scols, rcols = header_map(sched_f), header_map(reg_f)
+    if not scols or not rows_at:
+        return {}
+    amounts = [v for row in reg_f.iter_rows(min_row=2, values_only=True) for c in SCALE_COLUMNS
+               if c in rcols and rcols[c] < len(row) and (v := as_number(row[rcols[c]], text=False)) is not None]
+    found = {}
+    for aid, (n, _) in rows_at.items():
+        for f in FORMULA_COLUMNS:
+            text = getattr(cell := sched_f.cell(row=n, column=scols[f] + 1).value, "text", cell)
+            own = as_number(rows[aid].get(f), text=False)
+            try:
+                tokens = Tokenizer(text).items if isinstance(text, str) and text.startswith("=") else []
+            except Exception:  # openpyxl's tokenizer rejects some malformed formulas
+                tokens = []
+            literals = [x for t in tokens if t.type == Token.OPERAND and t.subtype == Token.NUMBER
+                        and abs(x := float(t.value)) >= 100
+                        and ((own is not None and abs(x - own) <= ASSET_TOL) or any(abs(x - a) <= ASSET_TOL for a in amounts))]
+            if literals:
+                found[f"{aid}.{f}"] = literals
+    return found
+
+
+def own_row_dependency(ctx: GradeContext, ref: dict, base: dict[str, dict],
+                       pasted: dict[str, list[float]]) -> tuple[float, Outcome]:
     """Scale cost, salvage and proceeds of each asset by its own factor and recalculate. Every
     method the policy admits (and every usual mistake in it) is homogeneous of degree 1 in these
     three amounts, so each asset's values must scale by exactly its own factor: pasted numbers,
@@ -305,7 +336,9 @@ def own_row_dependency(ctx: GradeContext, ref: dict, base: dict[str, dict]) -> t
         for f in FORMULA_COLUMNS:
             v0 = as_number(base.get(aid, {}).get(f), text=False)
             v1 = as_number(rows.get(aid, {}).get(f), text=False)
-            if v0 is None or v1 is None:
+            if f"{aid}.{f}" in pasted:
+                stuck.append(f"{aid}.{f}: formula types in {pasted[f'{aid}.{f}'][:2]}")
+            elif v0 is None or v1 is None:
                 stuck.append(f"{aid}.{f}: not a number")
             elif v0 == 0 and v1 == 0:
                 continue  # a zero stays zero: no evidence either way
