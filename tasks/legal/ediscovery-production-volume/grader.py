@@ -8,13 +8,12 @@ checks look for words a complete rendering must contain (after NFKC and whitespa
 since renderers differ in line breaks and ligatures), never for a layout.
 """
 
-from __future__ import annotations
-
 import hashlib
 import io
 import re
 import subprocess
 import unicodedata
+from itertools import groupby
 from pathlib import Path
 
 from lastexam.grading import (
@@ -181,6 +180,9 @@ def grade(ctx: GradeContext) -> Rubric:
     missing = [k for k in exp_order if k not in by_key]
     extra = sorted(set(keys) - set(exp))
 
+    def docs(problems: list) -> Outcome:
+        return judged(problems, len(present), "documents")
+
     # --- coverage before structure: which documents are produced ----------------------------
     # The crux: the responsive, non-privileged documents are produced and nothing else. One
     # mistake moves a few documents; a volume missing or padding a fifth of them is not the job.
@@ -197,36 +199,31 @@ def grade(ctx: GradeContext) -> Rubric:
             Outcome(not missing and not extra, f"{len(missing)} missing, {len(extra)} unexpected",
                     expected=f"{len(exp)} documents", seen={"missing": missing[:5], "unexpected": extra[:5]}))
 
-    def family_present(tag: str) -> list[str]:
-        return [t["key"] for t in tags.get(tag, [])]
+    def planted(names: str, produced: bool = True) -> list[str]:
+        """The planted documents of these tags that are missing (or, produced=False, produced)."""
+        return [f"{n}: {t['key']} {'missing' if produced else 'produced'}" for n in names.split()
+                for t in tags.get(n, []) if (t["key"] in by_key) != produced]
 
-    problems = [f"{tag}: missing" for tag in ("edge-in-newyear", "edge-in-june") for k in family_present(tag) if k not in by_key]
-    problems += [f"{tag}: produced" for tag in ("edge-out-newyear", "edge-out-june", "loose-out-of-range")
-                 for k in family_present(tag) if k in by_key]
+    problems = planted("edge-in-newyear edge-in-june") + planted("edge-out-newyear edge-out-june loose-out-of-range", False)
     r.check("date range applied to the family date in UTC", 2, judged(problems, len(present), "edges"))
 
     problems = [f"{k} appears {keys.count(k)} times" for k in sorted(set(keys)) if keys.count(k) > 1]
-    problems += [f"{tag}: {k} missing" for tag in ("bcc-pair", "resend-v1", "resend-v2", "loose-copy-of-priv-att",
-                                                  "dup-format", "loose-dup") for k in family_present(tag) if k not in by_key]
-    r.check("deduplication: one copy per duplicate, BCC copy and re-send kept", 2,
-            judged(problems, len(present), "documents"))
+    problems += planted("bcc-pair resend-v1 resend-v2 loose-copy-of-priv-att dup-format loose-dup")
+    r.check("deduplication: one copy per duplicate, BCC copy and re-send kept", 2, docs(problems))
 
-    problems = []
-    for tag in ("qp-hit", "b64-hit", "attachment-only-hit", "nested", "counsel-mentioned"):
-        fam = [d["key"] for d in ref["produced"] if d["family"] in family_present(tag)]
-        problems += [f"{tag}: {k} missing" for k in fam if k not in by_key]
-    nonresp = [t["key"] for ts in tags.values() for t in ts if t["in_range"] and not t["responsive"]]
-    problems += [f"non-responsive {k} produced" for k in nonresp if k in by_key]
-    r.check("responsiveness per family, after decoding, including attachment-only hits", 2,
-            judged(problems, len(present), "documents"))
+    hit_families = {t["key"] for n in ("qp-hit", "b64-hit", "attachment-only-hit", "nested", "counsel-mentioned")
+                    for t in tags.get(n, [])}
+    problems = [f"{d['key']} missing (planted hit)" for d in ref["produced"]
+                if d["family"] in hit_families and d["key"] not in by_key]
+    problems += [f"non-responsive {t['key']} produced" for ts in tags.values() for t in ts
+                 if t["in_range"] and not t["responsive"] and t["key"] in by_key]
+    r.check("responsiveness per family, after decoding, including attachment-only hits", 2, docs(problems))
 
     problems = [f"withheld {k} produced" for k in leaked]
-    problems += [f"{tag}: {k} missing" for tag in ("waived-third-party", "waived-personal", "counsel-mentioned",
-                                                  "wp-attachment") for k in family_present(tag) if k not in by_key]
-    r.check("privileged families withheld, waived and non-privileged ones produced", 3,
-            judged(problems, len(present), "documents"))
+    problems += planted("waived-third-party waived-personal counsel-mentioned wp-attachment")
+    r.check("privileged families withheld, waived and non-privileged ones produced", 3, docs(problems))
 
-    exp_common = [k for k in exp_order if k in by_key]
+    exp_common = present  # the expected order of the documents produced
     seen_order = list(dict.fromkeys(k for k in keys if k in exp))
     first_diff = next((i for i, (a, b) in enumerate(zip(seen_order, exp_common, strict=False)) if a != b), None)
     ok = seen_order == exp_common and len(exp_common) >= COVERAGE * len(exp_order)
@@ -237,27 +234,22 @@ def grade(ctx: GradeContext) -> Rubric:
                     seen=seen_order[first_diff] if first_diff is not None else None))
 
     # --- Bates numbers and families -------------------------------------------------------
-    problems = []
-    prev_end = ref["bates_start"] - 1
+    problems, prev_end = [], ref["bates_start"] - 1
     for row in rows:
-        beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
-        pc = int(row["PAGECOUNT"]) if row.get("PAGECOUNT", "").isdigit() else None
+        beg, end, pc = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES")), row.get("PAGECOUNT", "")
         if beg is None or end is None:
             problems.append(f"bad Bates {row.get('BEGBATES')!r}/{row.get('ENDBATES')!r}")
             continue
-        if beg != prev_end + 1:
-            problems.append(f"{row['BEGBATES']} follows BRL{prev_end:07d}")
-        if pc is None or end - beg + 1 != pc or pc < 1:
-            problems.append(f"{row['BEGBATES']}: range {end - beg + 1} pages, PAGECOUNT {row.get('PAGECOUNT')!r}")
+        problems += [m for bad, m in ((beg != prev_end + 1, f"{row['BEGBATES']} follows BRL{prev_end:07d}"),
+                                      (not pc.isdigit() or end - beg + 1 != int(pc) or int(pc) < 1,
+                                       f"{row['BEGBATES']}: range {end - beg + 1} pages, PAGECOUNT {pc!r}")) if bad]
         prev_end = end
-    r.check("Bates numbers: BRL prefix, 7 digits, start BRL0004201, contiguous, one per page", 2,
-            judged(problems, len(present), "documents"))
+    r.check("Bates numbers: BRL prefix, 7 digits, start BRL0004201, contiguous, one per page", 2, docs(problems))
 
     problems = []
-    families: dict[str, list[str]] = {}
-    for d in ref["produced"]:
-        families.setdefault(d["family"], []).append(d["key"])
-    complete = [m for m in families.values() if all(k in by_key for k in m)]
+    # Reference families are contiguous in production order: parent, then its attachments.
+    families = [[d["key"] for d in g] for _, g in groupby(ref["produced"], key=lambda d: d["family"])]
+    complete = [m for m in families if all(k in by_key for k in m)]
     for members in complete:
         first, last = by_key[members[0]], by_key[members[-1]]
         problems += [f"{k}: {by_key[k].get('BEGATTACH')}-{by_key[k].get('ENDATTACH')} != "
@@ -271,20 +263,16 @@ def grade(ctx: GradeContext) -> Rubric:
     page_text, image_problems = read_images(rows, vol)
     texts: dict[str, str] = {}
     doc = document_problems(present, by_key, exp, vol, page_text, texts)
-    r.check("CUSTODIAN and ALLCUSTODIANS after global deduplication", 2, judged(doc["custodians"], len(present), "documents"))
-    r.check("metadata: DOCTYPE, addresses, decoded subject and file name, UTC date and time", 2,
-            judged(doc["metadata"], len(present), "documents"))
+    r.check("CUSTODIAN and ALLCUSTODIANS after global deduplication", 2, docs(doc["custodians"]))
+    r.check("metadata: DOCTYPE, addresses, decoded subject and file name, UTC date and time", 2, docs(doc["metadata"]))
     r.check("MD5HASH per the protocol (email hash, file MD5)", 2, judged(doc["md5"], len(present), "hashes"))
     r.check("OPT: one line per page, breaks and page counts match the DAT", 2,
             judged(opt_problems(opt, rows), len(opt) if present else 0, "pages"))
     r.check("images: a single-page PDF per Bates number, endorsed with it", 3,
             judged(image_problems, len(page_text) if present else 0, "pages"))
-    r.check("images render each whole document; slip sheets for natives and privilege", 2,
-            judged(doc["render"], len(present), "documents"))
-    r.check("natives: spreadsheets produced natively, byte-identical, NATIVELINK right", 2,
-            judged(doc["natives"], len(present), "documents"))
-    r.check("extracted text: one UTF-8 file per document, TEXTLINK right, complete", 2,
-            judged(doc["text"], len(present), "documents"))
+    r.check("images render each whole document; slip sheets for natives and privilege", 2, docs(doc["render"]))
+    r.check("natives: spreadsheets produced natively, byte-identical, NATIVELINK right", 2, docs(doc["natives"]))
+    r.check("extracted text: one UTF-8 file per document, TEXTLINK right, complete", 2, docs(doc["text"]))
 
     # --- redaction and leaks ------------------------------------------------------------------
     blobs = [("TEXT", t) for t in texts.values()] + [("IMAGES", fold(t)) for t in page_text.values()]
@@ -293,21 +281,19 @@ def grade(ctx: GradeContext) -> Rubric:
               if p.is_file() and p.stat().st_size < 20_000_000]
     blobs.append(("DAT", " ".join(" ".join(x.values()) for x in rows)))
     problems = [f"SSN {ssn[:3]}-**-**** in {where[:3]}" for ssn in ref["ssns"] if (where := [w for w, b in blobs if ssn in b])]
-    r.check("SSNs redacted in images, text and natives; REDACTED flag right", 3,
-            judged(problems + doc["redaction"], len(present), "documents"))
+    r.check("SSNs redacted in images, text and natives; REDACTED flag right", 3, docs(problems + doc["redaction"]))
     problems = [f"{ph[:50]!r} in {where[:3]}" for ph in ref["withheld_phrases"]
                 if (where := [w for w, b in blobs if fold(ph) in b])]
-    r.check("no withheld privileged content in the production", 2, judged(problems, len(present), "documents"))
+    r.check("no withheld privileged content in the production", 2, docs(problems))
 
     # --- privilege log ------------------------------------------------------------------------
     log_rows, log_ok = load_csv(ctx.out("privilege_log.csv"), required_columns=LOG_FIELDS)
     exp_log = {d["key"]: d for d in ref["privilege_log"]}
     got_log = rows_by(log_rows, log_key)
     logged = {k: (got_log[k], d) for k, d in exp_log.items() if log_rows is not None and got_log.get(k) is not None}
-    problems = []
+    problems = [f"{k}: basis {x.get('PRIVILEGE_BASIS')!r} != {d['basis']!r}" for k, (x, d) in logged.items()
+                if (x.get("PRIVILEGE_BASIS") or "").strip() != d["basis"]]
     for k, (x, d) in logged.items():
-        if (x.get("PRIVILEGE_BASIS") or "").strip() != d["basis"]:
-            problems.append(f"{k}: basis {x.get('PRIVILEGE_BASIS')!r} != {d['basis']!r}")
         want_bates = (by_key[k].get("BEGBATES") if k in by_key else "<its Bates number>") if d["slip"] else ""
         if (x.get("BEGBATES") or "").strip() != want_bates:
             problems.append(f"{k}: BEGBATES {x.get('BEGBATES')!r} != {want_bates!r}")
@@ -330,7 +316,7 @@ def grade(ctx: GradeContext) -> Rubric:
     problems = [msg for bad, msg in ((dat_info["header"] != FIELDS, f"field order {dat_info['header'][:6]}..."),
                                      (not dat_info["qualified"], "not every value is enclosed in þ"),
                                      (not dat_info["crlf"], "lines do not end with CRLF")) if bad]
-    r.check("DAT format: field order, þ qualifiers, DC4 delimiters, CRLF", 1, judged(problems, len(present), "documents"))
+    r.check("DAT format: field order, þ qualifiers, DC4 delimiters, CRLF", 1, docs(problems))
     return r
 
 
