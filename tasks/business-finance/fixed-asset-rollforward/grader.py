@@ -290,7 +290,7 @@ def pasted_cells(sched_f, reg_f, rows: dict[str, dict], rows_at: dict[str, tuple
     scols, rcols = header_map(sched_f), header_map(reg_f)
     if not scols or not rows_at:
         return {}
-    amounts = [v for row in reg_f.iter_rows(min_row=2, values_only=True) for c in SCALE_COLUMNS
+    amounts = [v for row in (reg_f.iter_rows(min_row=2, values_only=True) if reg_f is not None else []) for c in SCALE_COLUMNS
                if c in rcols and rcols[c] < len(row) and (v := as_number(row[rcols[c]], text=False)) is not None]
     found = {}
     for aid, (n, _) in rows_at.items():
