@@ -189,8 +189,8 @@ def grade(ctx: GradeContext) -> Rubric:
     withheld = {d["key"] for d in ref["privilege_log"] if d["slip"] is None}
     leaked = sorted(k for k in withheld if k in by_key)
     recall, precision = len(present) / len(exp_order), (len(keys) - len(extra)) / max(len(keys), 1)
-    r.gate(f"coverage: at least {COVERAGE:.0%} of the documents to produce are produced, at least {COVERAGE:.0%} "
-           f"of the production is such documents, and at most {1 - COVERAGE:.0%} of the withheld ones are produced",
+    r.gate("coverage: at least 80% of the documents to produce are produced, at least 80% of the production "
+           "is such documents, and at most 20% of the withheld ones are produced",  # COVERAGE
            Outcome(recall >= COVERAGE and precision >= COVERAGE and len(leaked) <= (1 - COVERAGE) * len(withheld),
                    f"{recall:.0%} produced, {precision:.0%} of the production right, {len(leaked)} withheld produced",
                    expected=f"{len(exp)} documents",
