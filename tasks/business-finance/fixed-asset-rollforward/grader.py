@@ -51,6 +51,10 @@ FOOT_TOL = 0.05
 # The dependency probe: every asset's cost, salvage and proceeds times a factor of its own.
 SCALE_COLUMNS = ["cost", "salvage_value", "disposal_proceeds"]
 SCALE_BASE, SCALE_STEP = 1.5, 0.0125
+# Liveness, not precision, is judged here: a model that rounds (even each monthly charge, which
+# the policy forbids and the value checks catch) is off by cents, a pasted value by at least
+# half of itself (factors are 1.5 to 2.4).
+SCALE_TOL = 1.0
 # The crux is a live model: below this share of asset values following their own Register row,
 # the workbook is pasted numbers and nothing else counts.
 LIVE_SHARE_GATE = 0.9
@@ -342,8 +346,7 @@ def own_row_dependency(ctx: GradeContext, ref: dict, base: dict[str, dict],
                 stuck.append(f"{aid}.{f}: not a number")
             elif v0 == 0 and v1 == 0:
                 continue  # a zero stays zero: no evidence either way
-            # Values rounded to cents: each side off by at most half a cent, scaled by k.
-            elif abs(v1 - k * v0) <= ASSET_TOL * (1 + k):
+            elif abs(v1 - k * v0) <= SCALE_TOL * (1 + k):
                 followed += 1
             else:
                 stuck.append(f"{aid}.{f}: {v0:.2f} x {k:.4f} = {k * v0:.2f} expected, {v1:.2f} seen")
