@@ -289,25 +289,26 @@ def scale_factors(ids: list[str]) -> dict[str, float]:
 
 def pasted_cells(sched_f, reg_f, rows: dict[str, dict], rows_at: dict[str, tuple[int, int]]) -> dict[str, list[float]]:
     """Key Schedule cells whose formula types in a number (abs >= 100) equal to the cell's own
-    result or to an amount of the Register: `=19038.2*Register!E5/351597.93` follows its own row
-    when every amount of that row is scaled, yet it is a pasted value."""
+    result or to an amount of the asset's own Register row: `=19038.2*Register!E5/351597.93`
+    follows its own row when every amount of that row is scaled, yet it is a pasted value."""
     scols, rcols = header_map(sched_f), header_map(reg_f)
-    if not scols or not rows_at:
+    if not scols or not rows_at or "asset_id" not in rcols:
         return {}
-    amounts = [v for row in (reg_f.iter_rows(min_row=2, values_only=True) if reg_f is not None else []) for c in SCALE_COLUMNS
-               if c in rcols and rcols[c] < len(row) and (v := as_number(row[rcols[c]], text=False)) is not None]
+    amounts = {aid: [v for c in SCALE_COLUMNS if c in rcols and rcols[c] < len(row)
+                     and (v := as_number(row[rcols[c]].value, text=False)) is not None]
+               for aid, row in register_rows(reg_f, rcols)}
     found = {}
     for aid, (n, _) in rows_at.items():
         for f in FORMULA_COLUMNS:
             text = getattr(cell := sched_f.cell(row=n, column=scols[f] + 1).value, "text", cell)
-            own = as_number(rows[aid].get(f), text=False)
+            typed_in = [*amounts.get(aid, []), as_number(rows[aid].get(f), text=False)]
             try:
                 tokens = Tokenizer(text).items if isinstance(text, str) and text.startswith("=") else []
             except Exception:  # openpyxl's tokenizer rejects some malformed formulas
                 tokens = []
             literals = [x for t in tokens if t.type == Token.OPERAND and t.subtype == Token.NUMBER
                         and abs(x := float(t.value)) >= 100
-                        and ((own is not None and abs(x - own) <= ASSET_TOL) or any(abs(x - a) <= ASSET_TOL for a in amounts))]
+                        and any(a is not None and abs(x - a) <= ASSET_TOL for a in typed_in)]
             if literals:
                 found[f"{aid}.{f}"] = literals
     return found
