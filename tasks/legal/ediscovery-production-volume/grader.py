@@ -13,6 +13,7 @@ import io
 import re
 import subprocess
 import unicodedata
+import zipfile
 from itertools import groupby
 from pathlib import Path
 
@@ -29,11 +30,12 @@ from lastexam.grading import (
 )
 
 VOL = "PROD002"
-FIELDS = ["BEGBATES", "ENDBATES", "BEGATTACH", "ENDATTACH", "PAGECOUNT", "CUSTODIAN", "ALLCUSTODIANS", "DOCTYPE",
-          "FROM", "TO", "CC", "BCC", "SUBJECT", "DATESENT", "TIMESENT", "FILENAME", "MESSAGEID", "MD5HASH",
-          "REDACTED", "PRIVILEGE", "NATIVELINK", "TEXTLINK"]
-LOG_FIELDS = ["BEGBATES", "DOCTYPE", "MESSAGEID", "PARENT_MESSAGEID", "FILENAME", "MD5HASH", "CUSTODIAN",
-              "ALLCUSTODIANS", "DATESENT", "FROM", "TO", "CC", "BCC", "SUBJECT", "PRIVILEGE_BASIS"]
+FIELDS = ["BEGBATES", "ENDBATES", "BEGATTACH", "ENDATTACH", "PAGECOUNT", "CUSTODIAN", "ALLCUSTODIANS", "DOCTYPE", "FROM",
+          "TO", "CC", "BCC", "SUBJECT", "DATESENT", "TIMESENT", "FILENAME", "MESSAGEID", "MD5HASH", "REDACTED", "PRIVILEGE",
+          "NATIVELINK", "TEXTLINK"]
+LOG_FIELDS = ["BEGBATES", "DOCTYPE", "MESSAGEID", "PARENT_MESSAGEID", "FILENAME", "MD5HASH", "CUSTODIAN", "ALLCUSTODIANS",
+              "DATESENT", "FROM", "TO", "CC", "BCC", "SUBJECT", "PRIVILEGE_BASIS"]
+REPORT_FIELDS = ["term_id", "documents", "families", "unique_documents"]
 BATES = re.compile(r"^BRL(\d{7})$")
 NATIVE_SLIP = "document produced in native format"
 PRIV_SLIP = "document withheld for privilege"
@@ -170,9 +172,7 @@ def grade(ctx: GradeContext) -> Rubric:
     r.gate("OPT load file parses", opt_ok)
     rows, opt = rows or [], opt or []
     keys = keys_for(rows)
-    by_key: dict[str, dict] = {}
-    for k, row in zip(keys, rows, strict=False):
-        by_key.setdefault(k, row)
+    by_key = dict(reversed(list(zip(keys, rows, strict=False))))  # the first row of each key
     exp = {d["key"]: d for d in ref["produced"]}
     exp_order = [d["key"] for d in ref["produced"]]
     tags = ref["tags"]
@@ -223,14 +223,13 @@ def grade(ctx: GradeContext) -> Rubric:
     problems += planted("waived-third-party waived-personal counsel-mentioned wp-attachment")
     r.check("privileged families withheld, waived and non-privileged ones produced", 3, docs(problems))
 
-    exp_common = present  # the expected order of the documents produced
     seen_order = list(dict.fromkeys(k for k in keys if k in exp))
-    first_diff = next((i for i, (a, b) in enumerate(zip(seen_order, exp_common, strict=False)) if a != b), None)
-    ok = seen_order == exp_common and len(exp_common) >= COVERAGE * len(exp_order)
+    first_diff = next((i for i, (a, b) in enumerate(zip(seen_order, present, strict=False)) if a != b), None)
+    ok = seen_order == present and len(present) >= COVERAGE * len(exp_order)
     r.check("production order: families by UTC date, parent before attachments", 2,
             Outcome(ok, "order right" if ok else f"order differs at position {first_diff}" if first_diff is not None
-                    else f"only {len(exp_common)} of {len(exp_order)} documents to order",
-                    expected=exp_common[first_diff] if first_diff is not None else None,
+                    else f"only {len(present)} of {len(exp_order)} documents to order",
+                    expected=present[first_diff] if first_diff is not None else None,
                     seen=seen_order[first_diff] if first_diff is not None else None))
 
     # --- Bates numbers and families -------------------------------------------------------
@@ -291,12 +290,11 @@ def grade(ctx: GradeContext) -> Rubric:
     exp_log = {d["key"]: d for d in ref["privilege_log"]}
     got_log = rows_by(log_rows, log_key)
     logged = {k: (got_log[k], d) for k, d in exp_log.items() if log_rows is not None and got_log.get(k) is not None}
-    problems = [f"{k}: basis {x.get('PRIVILEGE_BASIS')!r} != {d['basis']!r}" for k, (x, d) in logged.items()
-                if (x.get("PRIVILEGE_BASIS") or "").strip() != d["basis"]]
+    problems = []
     for k, (x, d) in logged.items():
         want_bates = (by_key[k].get("BEGBATES") if k in by_key else "<its Bates number>") if d["slip"] else ""
-        if (x.get("BEGBATES") or "").strip() != want_bates:
-            problems.append(f"{k}: BEGBATES {x.get('BEGBATES')!r} != {want_bates!r}")
+        problems += [f"{k}: {f} {x.get(f)!r} != {want!r}" for f, want in (("PRIVILEGE_BASIS", d["basis"]), ("BEGBATES", want_bates))
+                     if (x.get(f) or "").strip() != want]
     r.check("privilege log: every withheld or slip-sheeted document, basis and Bates", 3, all_of([
         ("entries", got_log.coverage(exp_log) if log_rows is not None else log_ok),
         ("basis and Bates", judged(problems, len(logged), "entries"))]))
@@ -307,11 +305,10 @@ def grade(ctx: GradeContext) -> Rubric:
             judged(problems, len(logged), "entries"))
 
     # --- search term report ---------------------------------------------------------------------
-    rep, rep_ok = load_csv(ctx.out("search_term_report.csv"),
-                           required_columns=["term_id", "documents", "families", "unique_documents"])
+    rep, rep_ok = load_csv(ctx.out("search_term_report.csv"), required_columns=REPORT_FIELDS)
     r.check("search term report: document, family and unique hit counts", 2,
-            match_rows(rows_by(rep, "term_id"), {t["term_id"]: t for t in ref["search_report"]},
-                       ["documents", "families", "unique_documents"], exact=True) if rep is not None else rep_ok)
+            match_rows(rows_by(rep, "term_id"), {t["term_id"]: t for t in ref["search_report"]}, REPORT_FIELDS[1:],
+                       exact=True) if rep is not None else rep_ok)
 
     problems = [msg for bad, msg in ((dat_info["header"] != FIELDS, f"field order {dat_info['header'][:6]}..."),
                                      (not dat_info["qualified"], "not every value is enclosed in þ"),
@@ -323,7 +320,7 @@ def grade(ctx: GradeContext) -> Rubric:
 def read_images(rows: list[dict], vol: Path) -> tuple[dict[str, str], list[str]]:
     """Text of every page image the DAT's Bates ranges name, and what is wrong with them."""
     page_text: dict[str, str] = {}
-    problems = []
+    problems: list[str] = []
     for row in rows:
         beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
         if beg is None or end is None or end < beg or end - beg > MAX_IMAGES:
@@ -405,8 +402,6 @@ def document_problems(present: list[str], by_key: dict, exp: dict, vol: Path, pa
 
 def zip_or_text(p: Path) -> str:
     """Searchable text of a native: the XML of an OOXML container, or the bytes as text."""
-    import zipfile
-
     data = p.read_bytes()
     if data[:2] == b"PK":
         try:
