@@ -1,11 +1,12 @@
 """Grader for ediscovery-production-volume.
 
-Everything is exact: load files, Bates numbers, document sets, metadata, hashes, counts and
-privilege entries have one right answer under the protocol. Documents are identified without
-trusting the agent's hash: emails by (Message-ID, whether the copy carries Bcc), attachments
-by (top-level Message-ID, file name), loose files by the MD5 of their bytes. Image and text
-checks look for words a complete rendering must contain (after NFKC and whitespace folding,
-since renderers differ in line breaks and ligatures), never for a layout.
+Coverage before structure: a gate wants the production to be mostly the right documents, with the
+privileged ones withheld, and no check passes on an empty set. Everything else is exact: load files,
+Bates numbers, metadata, hashes, counts and privilege entries have one right answer under the protocol.
+Documents are identified without trusting the agent's hash: emails by (Message-ID, whether the copy
+carries Bcc), attachments by (top-level Message-ID, file name), loose files by the MD5 of their bytes.
+Image and text checks look for words a complete rendering must contain (after NFKC and whitespace
+folding, since renderers differ in line breaks and ligatures), never for a layout.
 """
 
 import hashlib
@@ -14,6 +15,7 @@ import re
 import subprocess
 import unicodedata
 import zipfile
+from contextlib import suppress
 from itertools import groupby
 from pathlib import Path
 
@@ -57,26 +59,27 @@ def bates_no(v: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def parse_dat(path: Path) -> tuple[list[dict] | None, Outcome, dict]:
-    info = {"crlf": False, "qualified": False, "header": []}
+def parse_dat(path: Path) -> tuple[list[dict] | None, Outcome, list[str]]:
+    """The DAT's rows, whether it parses, and what is wrong with its Concordance format."""
     if not path.is_file():
-        return None, Outcome(False, f"{VOL}/DATA/{VOL}.dat is missing"), info
-    raw = path.read_bytes()[: 64 * 1024 * 1024]
+        return None, Outcome(False, f"{VOL}/DATA/{VOL}.dat is missing"), []
     try:
-        text = raw.decode("utf-8-sig")
+        text = path.read_bytes()[: 64 * 1024 * 1024].decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        return None, Outcome(False, f"DAT is not UTF-8: {e.reason}"), info
-    lines = [ln for ln in re.split(r"\r\n|\n", text) if ln.strip()]
-    if not lines:
-        return None, Outcome(False, "DAT is empty"), info
-    info["crlf"] = text.count("\r\n") >= len(lines) and text.count("\n") == text.count("\r\n")
+        return None, Outcome(False, f"DAT is not UTF-8: {e.reason}"), []
+    if not (lines := [ln for ln in re.split(r"\r\n|\n", text) if ln.strip()]):
+        return None, Outcome(False, "DAT is empty"), []
     cells = [ln.split("\x14") for ln in lines]
-    info["qualified"] = all(c.startswith("\u00fe") and c.endswith("\u00fe") and len(c) >= 2 for row in cells for c in row)
-    info["header"] = header = [c.strip("\u00fe").strip() for c in cells[0]]
+    header = [c.strip("\u00fe").strip() for c in cells[0]]
     if missing := [f for f in FIELDS if f not in header]:
-        return None, Outcome(False, f"DAT header lacks {missing}", expected=FIELDS, seen=header[:30]), info
+        return None, Outcome(False, f"DAT header lacks {missing}", expected=FIELDS, seen=header[:30]), []
+    form = [msg for bad, msg in (
+        (header != FIELDS, f"field order {header[:6]}..."),
+        (not all(c.startswith("\u00fe") and c.endswith("\u00fe") and len(c) >= 2 for row in cells for c in row),
+         "not every value is enclosed in þ"),
+        (text.count("\r\n") < len(lines) or text.count("\n") != text.count("\r\n"), "lines do not end with CRLF")) if bad]
     rows = [{h: (row[i].strip("\u00fe") if i < len(row) else "") for i, h in enumerate(header)} for row in cells[1:]]
-    return rows, Outcome(True, f"{len(rows)} documents"), info
+    return rows, Outcome(True, f"{len(rows)} documents"), form
 
 
 def parse_opt(path: Path) -> tuple[list[list[str]] | None, Outcome]:
@@ -89,33 +92,27 @@ def parse_opt(path: Path) -> tuple[list[list[str]] | None, Outcome]:
     return rows, Outcome(True, f"{len(rows)} pages")
 
 
-def doc_key(doctype: str | None, mid: str | None, bcc: str | None, parent: str | None, filename: str | None,
-            md5: str | None) -> str:
-    """Identity of a document (see module docstring)."""
-    dt = (doctype or "").strip().lower()
-    if dt == "email":
-        return f"E|{(mid or '').strip().strip('<>')}|{'bcc' if (bcc or '').strip() else ''}"
-    if dt == "attachment":
-        return f"A|{(parent or '').strip().strip('<>')}|{(filename or '').strip()}"
-    return f"L|{(md5 or '').strip().lower()}"
+def doc_key(*fields: str | None) -> str:
+    """Identity of a document from its DOCTYPE, MESSAGEID, BCC, parent's MESSAGEID, FILENAME, MD5HASH."""
+    doctype, mid, bcc, parent, filename, md5 = ((f or "").strip() for f in fields)
+    if doctype.lower() == "email":
+        return f"E|{mid.strip('<>')}|{'bcc' if bcc else ''}"
+    if doctype.lower() == "attachment":
+        return f"A|{parent.strip('<>')}|{filename}"
+    return f"L|{md5.lower()}"
 
 
 def keys_for(rows: list[dict]) -> list[str]:
     """Each DAT row's identity; an attachment's parent is the email opening its family range."""
     begs, out, last_email = {r.get("BEGBATES"): r for r in rows}, [], {}
     for r in rows:
-        parent = begs.get(r.get("BEGATTACH"))
-        if parent is None or parent.get("DOCTYPE", "").strip().lower() != "email":
-            parent = last_email
+        p = begs.get(r.get("BEGATTACH"))
+        parent = p if p is not None and p.get("DOCTYPE", "").strip().lower() == "email" else last_email
         if r.get("DOCTYPE", "").strip().lower() == "email":
             last_email = r
         out.append(doc_key(r.get("DOCTYPE"), r.get("MESSAGEID"), r.get("BCC"), parent.get("MESSAGEID"),
                            r.get("FILENAME"), r.get("MD5HASH")))
     return out
-
-
-def log_key(r: dict) -> str:
-    return doc_key(*(r.get(f) for f in ("DOCTYPE", "MESSAGEID", "BCC", "PARENT_MESSAGEID", "FILENAME", "MD5HASH")))
 
 
 def pdf_page_text(path: Path) -> tuple[int | None, str]:
@@ -166,7 +163,7 @@ def grade(ctx: GradeContext) -> Rubric:
     r = Rubric()
     ref = ctx.reference_json("expected.json")
     vol = ctx.out(VOL)
-    rows, dat_ok, dat_info = parse_dat(vol / "DATA" / f"{VOL}.dat")
+    rows, dat_ok, dat_form = parse_dat(vol / "DATA" / f"{VOL}.dat")
     r.gate("DAT load file parses with the required fields", dat_ok)
     opt, opt_ok = parse_opt(vol / "DATA" / f"{VOL}.opt")
     r.gate("OPT load file parses", opt_ok)
@@ -175,10 +172,10 @@ def grade(ctx: GradeContext) -> Rubric:
     by_key = dict(reversed(list(zip(keys, rows, strict=False))))  # the first row of each key
     exp = {d["key"]: d for d in ref["produced"]}
     exp_order = [d["key"] for d in ref["produced"]]
-    tags = ref["tags"]
     present = [k for k in exp_order if k in by_key]
     missing = [k for k in exp_order if k not in by_key]
     extra = sorted(set(keys) - set(exp))
+    sets = {"missing": missing[:5], "unexpected": extra[:5]}
 
     def docs(problems: list) -> Outcome:
         return judged(problems, len(present), "documents")
@@ -193,16 +190,15 @@ def grade(ctx: GradeContext) -> Rubric:
            "is such documents, and at most 20% of the withheld ones are produced",  # COVERAGE
            Outcome(recall >= COVERAGE and precision >= COVERAGE and len(leaked) <= (1 - COVERAGE) * len(withheld),
                    f"{recall:.0%} produced, {precision:.0%} of the production right, {len(leaked)} withheld produced",
-                   expected=f"{len(exp)} documents",
-                   seen={"missing": missing[:5], "unexpected": extra[:5], "withheld produced": leaked[:5]}))
+                   expected=f"{len(exp)} documents", seen={**sets, "withheld produced": leaked[:5]}))
     r.check("produced document set is exact", 3,
             Outcome(not missing and not extra, f"{len(missing)} missing, {len(extra)} unexpected",
-                    expected=f"{len(exp)} documents", seen={"missing": missing[:5], "unexpected": extra[:5]}))
+                    expected=f"{len(exp)} documents", seen=sets))
 
     def planted(names: str, produced: bool = True) -> list[str]:
         """The planted documents of these tags that are missing (or, produced=False, produced)."""
         return [f"{n}: {t['key']} {'missing' if produced else 'produced'}" for n in names.split()
-                for t in tags.get(n, []) if (t["key"] in by_key) != produced]
+                for t in ref["tags"].get(n, []) if (t["key"] in by_key) != produced]
 
     problems = planted("edge-in-newyear edge-in-june") + planted("edge-out-newyear edge-out-june loose-out-of-range", False)
     r.check("date range applied to the family date in UTC", 2, judged(problems, len(present), "edges"))
@@ -212,10 +208,10 @@ def grade(ctx: GradeContext) -> Rubric:
     r.check("deduplication: one copy per duplicate, BCC copy and re-send kept", 2, docs(problems))
 
     hit_families = {t["key"] for n in ("qp-hit", "b64-hit", "attachment-only-hit", "nested", "counsel-mentioned")
-                    for t in tags.get(n, [])}
+                    for t in ref["tags"].get(n, [])}
     problems = [f"{d['key']} missing (planted hit)" for d in ref["produced"]
                 if d["family"] in hit_families and d["key"] not in by_key]
-    problems += [f"non-responsive {t['key']} produced" for ts in tags.values() for t in ts
+    problems += [f"non-responsive {t['key']} produced" for ts in ref["tags"].values() for t in ts
                  if t["in_range"] and not t["responsive"] and t["key"] in by_key]
     r.check("responsiveness per family, after decoding, including attachment-only hits", 2, docs(problems))
 
@@ -245,15 +241,12 @@ def grade(ctx: GradeContext) -> Rubric:
         prev_end = end
     r.check("Bates numbers: BRL prefix, 7 digits, start BRL0004201, contiguous, one per page", 2, docs(problems))
 
-    problems = []
     # Reference families are contiguous in production order: parent, then its attachments.
     families = [[d["key"] for d in g] for _, g in groupby(ref["produced"], key=lambda d: d["family"])]
     complete = [m for m in families if all(k in by_key for k in m)]
-    for members in complete:
-        first, last = by_key[members[0]], by_key[members[-1]]
-        problems += [f"{k}: {by_key[k].get('BEGATTACH')}-{by_key[k].get('ENDATTACH')} != "
-                     f"{first.get('BEGBATES')}-{last.get('ENDBATES')}" for k in members
-                     if (by_key[k].get("BEGATTACH"), by_key[k].get("ENDATTACH")) != (first.get("BEGBATES"), last.get("ENDBATES"))]
+    span = {m[0]: (by_key[m[0]].get("BEGBATES"), by_key[m[-1]].get("ENDBATES")) for m in complete}
+    problems = [f"{k}: {by_key[k].get('BEGATTACH')}-{by_key[k].get('ENDATTACH')} != {'-'.join(map(str, span[m[0]]))}"
+                for m in complete for k in m if (by_key[k].get("BEGATTACH"), by_key[k].get("ENDATTACH")) != span[m[0]]]
     if len(complete) < COVERAGE * len(families):
         problems.append(f"only {len(complete)} of {len(families)} families complete")
     r.check("family ranges BEGATTACH/ENDATTACH", 2, judged(problems, len(complete), "families"))
@@ -288,7 +281,8 @@ def grade(ctx: GradeContext) -> Rubric:
     # --- privilege log ------------------------------------------------------------------------
     log_rows, log_ok = load_csv(ctx.out("privilege_log.csv"), required_columns=LOG_FIELDS)
     exp_log = {d["key"]: d for d in ref["privilege_log"]}
-    got_log = rows_by(log_rows, log_key)
+    got_log = rows_by(log_rows, lambda x: doc_key(*(x.get(f) for f in ("DOCTYPE", "MESSAGEID", "BCC", "PARENT_MESSAGEID",
+                                                                      "FILENAME", "MD5HASH"))))
     logged = {k: (got_log[k], d) for k, d in exp_log.items() if log_rows is not None and got_log.get(k) is not None}
     problems = []
     for k, (x, d) in logged.items():
@@ -310,17 +304,13 @@ def grade(ctx: GradeContext) -> Rubric:
             match_rows(rows_by(rep, "term_id"), {t["term_id"]: t for t in ref["search_report"]}, REPORT_FIELDS[1:],
                        exact=True) if rep is not None else rep_ok)
 
-    problems = [msg for bad, msg in ((dat_info["header"] != FIELDS, f"field order {dat_info['header'][:6]}..."),
-                                     (not dat_info["qualified"], "not every value is enclosed in þ"),
-                                     (not dat_info["crlf"], "lines do not end with CRLF")) if bad]
-    r.check("DAT format: field order, þ qualifiers, DC4 delimiters, CRLF", 1, docs(problems))
+    r.check("DAT format: field order, þ qualifiers, DC4 delimiters, CRLF", 1, docs(dat_form))
     return r
 
 
 def read_images(rows: list[dict], vol: Path) -> tuple[dict[str, str], list[str]]:
     """Text of every page image the DAT's Bates ranges name, and what is wrong with them."""
-    page_text: dict[str, str] = {}
-    problems: list[str] = []
+    page_text, problems = {}, []
     for row in rows:
         beg, end = bates_no(row.get("BEGBATES")), bates_no(row.get("ENDBATES"))
         if beg is None or end is None or end < beg or end - beg > MAX_IMAGES:
@@ -392,8 +382,7 @@ def document_problems(present: list[str], by_key: dict, exp: dict, vol: Path, pa
             if lost := [w for w in need if w not in texts[k]]:
                 out["text"].append(f"{k}: text lacks {lost}")
 
-        flag = row.get("REDACTED", "").strip().upper()
-        if flag != ("Y" if d["redacted"] else "N"):
+        if (flag := row.get("REDACTED", "").strip().upper()) != ("Y" if d["redacted"] else "N"):
             out["redaction"].append(f"{k}: REDACTED {flag!r}")
         if d["redacted"] and ("[redacted]" not in texts.get(k, "") or "[redacted]" not in image):
             out["redaction"].append(f"{k}: [REDACTED] marker missing from text or image")
@@ -404,10 +393,7 @@ def zip_or_text(p: Path) -> str:
     """Searchable text of a native: the XML of an OOXML container, or the bytes as text."""
     data = p.read_bytes()
     if data[:2] == b"PK":
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as z:
-                return fold(" ".join(z.read(n).decode("utf-8", "replace") for n in z.namelist()
-                                     if n.endswith(".xml") and z.getinfo(n).file_size < 20_000_000))
-        except (zipfile.BadZipFile, OSError, ValueError):
-            pass
+        with suppress(zipfile.BadZipFile, OSError, ValueError), zipfile.ZipFile(io.BytesIO(data)) as z:
+            return fold(" ".join(z.read(n).decode("utf-8", "replace") for n in z.namelist()
+                                 if n.endswith(".xml") and z.getinfo(n).file_size < 20_000_000))
     return fold(data.decode("utf-8", "replace"))
