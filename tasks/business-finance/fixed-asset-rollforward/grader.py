@@ -2,8 +2,11 @@
 
 The agent's workbook is recalculated by LibreOffice (forced recalculation on load, so cached
 values written by any tool are not trusted), then read twice with openpyxl: values from the
-recalculated copy, formulas from the agent's file. A second recalculation after raising two
-costs in the Register sheet proves that the model is live.
+recalculated copy, formulas from the agent's file. The crux is a live model, checked by
+dependency: scaling each asset's cost, salvage and proceeds in the Register by a factor of its
+own must scale that asset's values by the same factor, and no key formula may type in its own
+result or a Register amount (together a gate); a third recalculation after raising two costs
+checks the values against the policy.
 
 Tolerances: per-asset USD 0.01 (double-precision noise is ~1e-9; 0.01 also admits values
 rounded to cents, as the instruction allows); category and total sums USD 0.10 (up to ~30
@@ -14,6 +17,8 @@ numbers USD 0.05 (the same rounding, on fewer terms).
 from __future__ import annotations
 
 import re
+
+from openpyxl.formula.tokenizer import Token, Tokenizer
 
 from lastexam.grading import (
     GradeContext,
@@ -43,6 +48,16 @@ CONSTANT_FORMULA = re.compile(r"^=\s*[-+(]*[\d.]+(\s*[-+*/^]\s*[-+(]*[\d.]+\)*)*
 ASSET_TOL = 0.01
 SUM_TOL = 0.10
 FOOT_TOL = 0.05
+# The dependency probe: every asset's cost, salvage and proceeds times a factor of its own.
+SCALE_COLUMNS = ["cost", "salvage_value", "disposal_proceeds"]
+SCALE_BASE, SCALE_STEP = 1.5, 0.0125
+# Liveness, not precision, is judged here: a model that rounds (even each monthly charge, which
+# the policy forbids and the value checks catch) is off by cents, a pasted value by at least
+# half of itself (factors are 1.5 to 2.4).
+SCALE_TOL = 1.0
+# The crux is a live model: below this share of asset values following their own Register row,
+# the workbook is pasted numbers and nothing else counts.
+LIVE_SHARE_GATE = 0.9
 
 
 def header_map(ws) -> dict[str, int]:
@@ -106,6 +121,13 @@ def grade(ctx: GradeContext) -> Rubric:
     roll = {k: v for k, v in roll.items() if k in expected_cats}
     rows_at = {k: v for k, v in rows_at.items() if k in rows}
     roll_at = {k: v for k, v in roll_at.items() if k in roll}
+
+    pasted = pasted_cells(sched_f, reg_f, rows, rows_at)
+    share, follows = (own_row_dependency(ctx, ref, rows, pasted) if recalc_ok.passed and rows
+                      else (0.0, Outcome(False, "no Schedule rows to probe")))
+    r.gate("live model: at least 90% of the asset values follow their own Register row",  # LIVE_SHARE_GATE
+           Outcome(share >= LIVE_SHARE_GATE, f"{share:.0%} follow; {follows.message}",
+                   expected=follows.expected, seen=follows.seen))
 
     # Structure.
     problems = []
@@ -208,6 +230,7 @@ def grade(ctx: GradeContext) -> Rubric:
             Outcome(not typed, f"{len(typed)} cells are not formulas" if typed else "all formulas",
                     expected="formulas referencing cells", seen=typed[:8] or None))
 
+    r.check("every asset's values follow its own Register row (cost, salvage and proceeds scaled)", 2, follows)
     r.check("live model: after raising two costs in Register, the recalculated values are right", 2,
             probe(ctx, ref, formulas_wb is not None and reg_f is not None))
 
@@ -223,37 +246,135 @@ def grade(ctx: GradeContext) -> Rubric:
     return r
 
 
-def probe(ctx: GradeContext, ref: dict, possible: bool) -> Outcome:
-    """Raise two costs in Register (openpyxl keeps every formula), recalculate, compare."""
-    if not possible:
-        return Outcome(False, "no workbook with a Register sheet")
+def recalculated_after(ctx: GradeContext, edit, tag: str) -> tuple[dict, dict] | Outcome:
+    """Edit the agent's Register (openpyxl keeps every formula), recalculate, read Schedule and
+    RollForward. edit(sheet, header map) returns None or the Outcome of a failed edit."""
     wb, ok = load_xlsx(ctx.out(WORKBOOK), data_only=False)
-    if wb is None:
-        return Outcome(False, ok.message)
+    if wb is None or "Register" not in wb.sheetnames:
+        return Outcome(False, ok.message if wb is None else "no Register sheet")
     reg = wb["Register"]
     cols = header_map(reg)
     if "asset_id" not in cols or "cost" not in cols:
         return Outcome(False, "Register lacks asset_id or cost columns")
-    new_cost = ref["probe"]["new_cost"]
-    done = set()
-    for row in reg.iter_rows(min_row=2):
-        aid = row[cols["asset_id"]].value if cols["asset_id"] < len(row) else None
-        if isinstance(aid, str) and aid.strip() in new_cost:
-            reg.cell(row=row[0].row, column=cols["cost"] + 1, value=new_cost[aid.strip()])
-            done.add(aid.strip())
-    if done != set(new_cost):
-        return Outcome(False, f"Register rows not found for {sorted(set(new_cost) - done)}")
-    edited = ctx.scratch / "probe.xlsx"
+    failed = edit(reg, cols)
+    if failed is not None:
+        return failed
+    edited = ctx.scratch / f"{tag}.xlsx"
     try:
         wb.save(edited)
     except Exception as e:  # openpyxl can fail to re-save exotic content
         return Outcome(False, f"could not write the edited workbook: {type(e).__name__}: {e}")
-    path, ok = recalculate_xlsx(edited, ctx.scratch, "probe")
+    path, ok = recalculate_xlsx(edited, ctx.scratch, tag)
     if path is None:
         return ok
     vwb = load_xlsx(path, data_only=True).value
     rows, _ = table(sheet(vwb, "Schedule"), SCHEDULE_COLUMNS, "asset_id")
     roll, _ = table(sheet(vwb, "RollForward"), ROLLFORWARD_COLUMNS, "category")
+    return rows, roll
+
+
+def register_rows(reg, cols: dict[str, int]):
+    """(asset id, row of cells) for each Register row keyed by an asset id."""
+    for row in reg.iter_rows(min_row=2):
+        aid = row[cols["asset_id"]].value if cols["asset_id"] < len(row) else None
+        if isinstance(aid, str) and aid.strip():
+            yield aid.strip(), row
+
+
+def scale_factors(ids: list[str]) -> dict[str, float]:
+    """A factor of its own for every asset, so that a cell reading another asset's row (or none)
+    scales by the wrong factor."""
+    return {aid: SCALE_BASE + SCALE_STEP * i for i, aid in enumerate(sorted(ids))}
+
+
+def pasted_cells(sched_f, reg_f, rows: dict[str, dict], rows_at: dict[str, tuple[int, int]]) -> dict[str, list[float]]:
+    """Key Schedule cells whose formula types in a number (abs >= 100) equal to the cell's own
+    result or to an amount of the asset's own Register row: `=19038.2*Register!E5/351597.93`
+    follows its own row when every amount of that row is scaled, yet it is a pasted value."""
+    scols, rcols = header_map(sched_f), header_map(reg_f)
+    if not scols or not rows_at or "asset_id" not in rcols:
+        return {}
+    amounts = {aid: [v for c in SCALE_COLUMNS if c in rcols and rcols[c] < len(row)
+                     and (v := as_number(row[rcols[c]].value, text=False)) is not None]
+               for aid, row in register_rows(reg_f, rcols)}
+    found = {}
+    for aid, (n, _) in rows_at.items():
+        for f in FORMULA_COLUMNS:
+            text = getattr(cell := sched_f.cell(row=n, column=scols[f] + 1).value, "text", cell)
+            typed_in = [*amounts.get(aid, []), as_number(rows[aid].get(f), text=False)]
+            try:
+                tokens = Tokenizer(text).items if isinstance(text, str) and text.startswith("=") else []
+            except Exception:  # openpyxl's tokenizer rejects some malformed formulas
+                tokens = []
+            literals = [x for t in tokens if t.type == Token.OPERAND and t.subtype == Token.NUMBER
+                        and abs(x := float(t.value)) >= 100
+                        and any(a is not None and abs(x - a) <= ASSET_TOL for a in typed_in)]
+            if literals:
+                found[f"{aid}.{f}"] = literals
+    return found
+
+
+def own_row_dependency(ctx: GradeContext, ref: dict, base: dict[str, dict],
+                       pasted: dict[str, list[float]]) -> tuple[float, Outcome]:
+    """Scale cost, salvage and proceeds of each asset by its own factor and recalculate. Every
+    method the policy admits (and every usual mistake in it) is homogeneous of degree 1 in these
+    three amounts, so each asset's values must scale by exactly its own factor: pasted numbers,
+    numbers disguised as formulas (`=1234.5+0*Register!E2`) and cells computed from another
+    asset's row do not. Returns the fraction of the asset's non-zero values that follow."""
+    factors = scale_factors(list(ref["assets"]))
+
+    def edit(reg, cols):
+        for aid, row in register_rows(reg, cols):
+            for col in SCALE_COLUMNS:
+                cell = row[cols[col]] if col in cols and cols[col] < len(row) else None
+                v = as_number(cell.value, text=False) if cell is not None else None
+                if v is not None and aid in factors:
+                    cell.value = v * factors[aid]
+        return None
+
+    got = recalculated_after(ctx, edit, "scaled")
+    if isinstance(got, Outcome):
+        return 0.0, got
+    rows, _ = got
+    followed, stuck = 0, []
+    for aid, k in sorted(factors.items()):
+        for f in FORMULA_COLUMNS:
+            v0 = as_number(base.get(aid, {}).get(f), text=False)
+            v1 = as_number(rows.get(aid, {}).get(f), text=False)
+            if f"{aid}.{f}" in pasted:
+                stuck.append(f"{aid}.{f}: formula types in {pasted[f'{aid}.{f}'][:2]}")
+            elif v0 is None or v1 is None:
+                stuck.append(f"{aid}.{f}: not a number")
+            elif v0 == 0 and v1 == 0:
+                continue  # a zero stays zero: no evidence either way
+            elif abs(v1 - k * v0) <= SCALE_TOL * (1 + k):
+                followed += 1
+            else:
+                stuck.append(f"{aid}.{f}: {v0:.2f} x {k:.4f} = {k * v0:.2f} expected, {v1:.2f} seen")
+    share = followed / (followed + len(stuck)) if followed + len(stuck) else 0.0
+    return share, Outcome(not stuck and followed > 0,
+                          f"{followed} values follow their own Register row, {len(stuck)} do not",
+                          expected="each asset's values x its own factor", seen=stuck[:8] or None)
+
+
+def probe(ctx: GradeContext, ref: dict, possible: bool) -> Outcome:
+    """Raise two costs in Register, recalculate, compare with the policy's values."""
+    if not possible:
+        return Outcome(False, "no workbook with a Register sheet")
+    new_cost = ref["probe"]["new_cost"]
+
+    def edit(reg, cols):
+        done = set()
+        for aid, row in register_rows(reg, cols):
+            if aid in new_cost:
+                reg.cell(row=row[0].row, column=cols["cost"] + 1, value=new_cost[aid])
+                done.add(aid)
+        return None if done == set(new_cost) else Outcome(False, f"Register rows not found for {sorted(set(new_cost) - done)}")
+
+    got = recalculated_after(ctx, edit, "probe")
+    if isinstance(got, Outcome):
+        return got
+    rows, roll = got
     p = ref["probe"]
     expected = {**{f"{i}.fy_depreciation": v for i, v in p["fy_depreciation"].items()},
                 "Total.fy_depreciation": p["total_fy_depreciation"], "Total.closing_nbv": p["total_closing_nbv"]}

@@ -15,6 +15,7 @@ import unicodedata
 from lastexam.grading import GradeContext, Outcome, Rubric, load_csv, no_problems
 
 MAX_BYTES = 50_000_000
+MIN_KEPT = 0.8
 
 
 def nfc(s: str) -> str:
@@ -53,7 +54,12 @@ def grade(ctx: GradeContext) -> Rubric:
     ref = ctx.reference_json("expected.json")
     surv = ref["survivors"]
     recs, leaders, why = read_marc(ctx.out("clean.mrc"))
-    r.gate("clean.mrc parses as MARC 21 (ISO 2709, UTF-8)", Outcome(recs is not None, why or f"{len(recs or {})} records"))
+    kept = len(set(recs or {}) & set(surv))
+    # An empty or near-empty file is not a cleaned batch: no other check may earn on it.
+    r.gate("clean.mrc parses as MARC 21 (ISO 2709, UTF-8) and holds at least 80% of the records to keep",  # MIN_KEPT
+           Outcome(recs is not None and kept >= MIN_KEPT * len(surv),
+                   why or f"{len(recs or {})} records, {kept} of the {len(surv)} to keep",
+                   expected=f">= {MIN_KEPT:.0%} of {len(surv)} records", seen=kept))
     recs = recs or {}
 
     proc = None
