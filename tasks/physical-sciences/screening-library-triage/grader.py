@@ -32,6 +32,13 @@ SUMMARY_KEYS = [
 # Descriptors are judged on the parents both sides share, if they share at least this fraction
 # of the reference's; below it the table is for a different compound set.
 MIN_SHARED = 0.9
+# The crux gates. Standardisation and de-duplication: at least this fraction of the reference
+# parents found, and no more than this fraction extra (skipping standardisation leaves salts and
+# tautomers as separate "parents"). Clustering: the pairwise F1 of "same cluster" between the
+# agent's and the reference's partitions of the pass parents; no clustering (all singletons) or
+# a confused threshold gives far less, a shifted pass set (a few parents moved) about 0.9.
+CRUX_PARENTS = 0.9
+CRUX_CLUSTER_F1 = 0.8
 
 
 def _int(value):
@@ -58,6 +65,18 @@ def _read_picks(path):
         return None, f"picks.sdf does not read: {type(e).__name__}: {e}"
 
 
+def _co_members(partition: set) -> set:
+    """Unordered pairs of parents placed in the same cluster."""
+    return {(a, b) for group in partition for a in group for b in group if a < b}
+
+
+def _pair_f1(seen: set, expected: set) -> float:
+    if not seen or not expected:
+        return 0.0
+    common = len(seen & expected)
+    return 2 * common / (len(seen) + len(expected))
+
+
 def grade(ctx: GradeContext) -> Rubric:
     r = Rubric()
     ref = ctx.reference_json("expected.json")
@@ -71,6 +90,14 @@ def grade(ctx: GradeContext) -> Rubric:
     summary, summary_ok = load_json(ctx.out("summary.json"))
 
     lib = rows_by(lib_rows, "inchikey")
+    found = sum(1 for k in ref_lib if k in lib)
+    extra = sum(1 for k in lib if k not in ref_lib)
+    r.gate(
+        "parents standardised and de-duplicated: at least 90% of the reference parents, at most 10% extra",
+        Outcome(found >= CRUX_PARENTS * len(ref_lib) and extra <= (1 - CRUX_PARENTS) * len(ref_lib),
+                f"{found} of {len(ref_lib)} reference parents found, {extra} parents not in the reference",
+                expected=len(ref_lib), seen={"found": found, "extra": extra}),
+    )
     offers = rows_by(offer_rows, ("supplier", "catalog_id"))
 
     def outcome_set(rows: dict, outcome: str) -> set:
@@ -121,6 +148,12 @@ def grade(ctx: GradeContext) -> Rubric:
         return {frozenset(g) for g in groups.values()}
 
     exp_part, got_part = partition(ref_lib), partition(lib)
+    f1 = _pair_f1(_co_members(got_part), _co_members(exp_part))
+    r.gate(
+        "pass parents clustered as the protocol does: same-cluster pairs agree with F1 >= 0.8",
+        Outcome(f1 >= CRUX_CLUSTER_F1, f"pairwise F1 {f1:.3f} ({len(got_part)} clusters seen, {len(exp_part)} expected)",
+                expected=f">= {CRUX_CLUSTER_F1}", seen=round(f1, 4)),
+    )
     r.check("library.csv: Butina cluster memberships", 4,
             Outcome(exp_part == got_part,
                     f"{len(exp_part & got_part)} of {len(exp_part)} clusters identical; {len(got_part)} clusters seen",
