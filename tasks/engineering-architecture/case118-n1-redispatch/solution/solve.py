@@ -43,7 +43,7 @@ def main() -> None:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["unit_id", "p_mw"])
         for uid in sorted(dispatch, key=lambda u: int(u[1:])):
-            w.writerow([uid, f"{dispatch[uid]:.1f}"])
+            w.writerow([uid, f"{dispatch[uid]:.2f}"])
     summary["redispatch"] = {
         "slack_p_mw": round(check[0].slack_p_mw, 2),
         "cost_eur_per_h": round(sm.dispatch_cost(study, dispatch, check[0].slack_p_mw), 1),
