@@ -27,9 +27,11 @@ LIMIT = 99.8  # % of rating the linearised loadings may reach (0.2 points for ro
 SEGMENTS = 60  # piecewise-linear segments per unit cost curve (error < 0.5 EUR/h per unit)
 STEP = 0.01  # MW: the dispatch is rounded to this before every AC screening
 MOVE = 0.2  # MW: the largest change of any unit at which the iteration is a fixed point
-DAMPING = 0.5  # share of the subproblem's step taken after the first iteration (the DC factors
-# misjudge the AC loadings by a few percent, so full steps overshoot and oscillate)
+DAMPING = 0.5  # share of the subproblem's step taken while its optimum still moves (the DC
+# factors misjudge the AC loadings by a few percent, so full steps overshoot and oscillate);
+# once the optimum stays put from one linearisation to the next, the full step is taken
 MAX_ITER = 16
+WATCH = 80.0  # % of rating from which a contingency is re-run between full screenings
 
 
 def thermally_secure(results: list[sm.CaseResult]) -> bool:
@@ -156,10 +158,18 @@ def redispatch(study: sm.Study, start: dict[str, float], first: list[sm.CaseResu
     p = np.array([start[i] for i in ids])
     keys: list[tuple[str, str]] = []
     sens = None
+    target = None
+    watched: list[str] | None = None
     for it in range(MAX_ITER):
         p = np.clip(np.round(p / STEP) * STEP, lo, hi)
         dispatch = dict(zip(ids, (round(float(v), 2) for v in p), strict=True))
-        results = first if it == 0 and first is not None else sm.screen(study, dispatch, detail=True)
+        # Between full screenings only the contingencies seen near a limit (or not converging)
+        # are re-run; a dispatch is returned only after a full screening.
+        results = first if it == 0 and first is not None else sm.screen(study, dispatch, only=watched, detail=True)
+        full = watched is None
+        if full:
+            watched = sorted(r.case_id for r in results[1:]
+                             if not r.converged or any(v >= WATCH for v in r.loadings.values()))
         base = results[0]
         if not base.converged:
             raise SystemExit(f"iteration {it}: the base case does not converge")
@@ -175,8 +185,8 @@ def redispatch(study: sm.Study, start: dict[str, float], first: list[sm.CaseResu
         mats: dict[str, np.ndarray] = {}
         rows, now = [], []
         for case_id, b in keys:
-            r = by_id[case_id]
-            if not r.converged or b not in r.flows:
+            r = by_id.get(case_id)
+            if r is None or not r.converged or b not in r.flows:
                 continue
             if case_id not in mats:
                 mats[case_id] = sens.matrix(r)
@@ -188,6 +198,13 @@ def redispatch(study: sm.Study, start: dict[str, float], first: list[sm.CaseResu
         log(f"iteration {it}: cost {sm.dispatch_cost(study, dispatch, base.slack_p_mw):.1f} EUR/h, "
             f"secure {secure}, {len(now)} constraints, largest move {move:.2f} MW", file=sys.stderr)
         if secure and move <= MOVE:
-            return dispatch, results
-        p = new if it == 0 else p + DAMPING * (new - p)
+            if full:
+                return dispatch, results
+            results = sm.screen(study, dispatch, detail=True)
+            if thermally_secure(results) and slack_ok(study, results[0].slack_p_mw):
+                return dispatch, results
+            watched = None  # something outside the watch list: screen fully and go on
+            continue
+        settled = target is not None and float(np.max(np.abs(new - target))) <= MOVE
+        p, target = (new if it == 0 or settled else p + DAMPING * (new - p)), new
     raise SystemExit("the linearised SCOPF did not reach a secure fixed point")
