@@ -1,6 +1,7 @@
 """Oracle for case118-n1-redispatch: screen the day-ahead schedule (base case + N-1) with the AC
 study model in pandapower, then find a preventive redispatch that is thermally N-1 secure at
-least cost (scopf.py), verify it with a full AC screening, and write the deliverables."""
+least cost (scopf.py: the linearised SCOPF, LPs solved exactly), verify it with a full AC
+screening, and write the deliverables."""
 
 from __future__ import annotations
 
