@@ -5,7 +5,9 @@ inputs/generators.csv        unit statuses, limits, costs, day-ahead schedule, p
 inputs/branch_ratings.csv    normal (rate A) and emergency (rate B) ratings in MVA
 inputs/contingencies.csv     the N-1 list of the planning criteria (incl. common-tower pairs)
 reference/screening.json     the screening of the day-ahead schedule (study_model, pandapower)
-reference/expected.json      canary, schedule cost, and the oracle's preventive redispatch
+reference/expected.json      canary, schedule cost, and the reference preventive redispatch: the
+                             fixed point of the convex linearised N-1 SCOPF (scopf.py, LPs solved
+                             exactly by HiGHS), verified N-1 secure in the AC model
 """
 
 import argparse

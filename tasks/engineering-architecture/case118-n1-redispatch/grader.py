@@ -1,14 +1,22 @@
 """Grader for case118-n1-redispatch.
 
 The screening is compared with the reference screening of the schedule (reference/screening.json,
-made by generate.py with the study model). The redispatch is re-run in the same pandapower
-study model (solution/study_model.py): base case and every contingency, exact feasibility, then
-its cost premium against the reference redispatch's.
+made by generate.py with the oracle's study model). The redispatch is re-run in the grader's own
+pandapower model of the study as the instruction defines it (below; it shares no code with the
+oracle): base case and every contingency, exact feasibility, then its cost premium against the
+reference redispatch's (the fixed point of the convex linearised N-1 SCOPF, AC-verified).
+
+The redispatch is the crux: its N-1 security and its cost carry 19 of the 34 points, so a
+deliverable without a secure redispatch scores at most 15/34 = 0.44 however good its screening.
 """
 
 from __future__ import annotations
 
-import sys
+import copy
+import csv
+import math
+import warnings
+from pathlib import Path
 
 from lastexam.grading import GradeContext, Outcome, Rubric, get, load_csv, load_json, near, same_set
 
@@ -22,6 +30,121 @@ COLUMNS = ["contingency_id", "converged", "deenergised_buses", "lost_load_mw", "
 LOADING_TOL = 0.5
 VM_TOL = 0.002
 LOST_LOAD_TOL = 0.5
+
+
+# ---- the grader's model of the study (instruction, "How a case is solved") -----------------
+PF = dict(algorithm="nr", enforce_q_lims=True, numba=False)
+BASE_VM, POST_VM = (0.94, 1.06), (0.90, 1.10)
+
+
+def _rows(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+class Model:
+    """case118 with the study data applied, and the security and cost of a dispatch."""
+
+    def __init__(self, inputs: Path) -> None:
+        warnings.filterwarnings("ignore")
+        import pandapower.networks as pn
+
+        net = pn.case118()
+        for row in _rows(inputs / "study_loads.csv"):
+            net.load.loc[int(row["load_index"]), ["p_mw", "q_mvar"]] = [float(row["p_mw"]), float(row["q_mvar"])]
+        self.units = {row["unit_id"]: row for row in _rows(inputs / "generators.csv")}
+        for u in self.units.values():
+            if u["element"] == "gen":
+                k = int(u["element_index"])
+                net.gen.at[k, "in_service"] = u["status"] == "in_service"
+                net.gen.at[k, "p_mw"] = float(u["scheduled_p_mw"])
+        self.slack = next(u for u in self.units.values() if u["element"] == "ext_grid")
+        self.dispatchable = sorted(uid for uid, u in self.units.items() if u["element"] == "gen"
+                                   and u["status"] == "in_service" and float(u["p_max_mw"]) > 0)
+        self.rated_ka: dict[str, tuple[float, float, float, float]] = {}  # A-from, A-to, B-from, B-to
+        for row in _rows(inputs / "branch_ratings.csv"):
+            k = int(row["element_index"])
+            if row["element"] == "line":
+                kv = (float(net.bus.at[int(net.line.at[k, "from_bus"]), "vn_kv"]),) * 2
+            else:
+                kv = (float(net.trafo.at[k, "vn_hv_kv"]), float(net.trafo.at[k, "vn_lv_kv"]))
+            self.rated_ka[row["branch_id"]] = tuple(float(row[r]) / (math.sqrt(3) * v)
+                                                    for r in ("rate_a_mva", "rate_b_mva") for v in kv)
+        self.contingencies = [(row["contingency_id"], row["outaged_elements"].split(";"))
+                              for row in _rows(inputs / "contingencies.csv")]
+        self.net = net
+
+    def cost(self, dispatch: dict[str, float], slack_p: float) -> float:
+        def c(u: dict, p: float) -> float:
+            return (float(u["cost_c0_eur_per_h"]) + float(u["cost_c1_eur_per_mwh"]) * p
+                    + float(u["cost_c2_eur_per_mw2h"]) * p * p)
+        return sum(c(self.units[k], p) for k, p in dispatch.items()) + c(self.slack, slack_p)
+
+    def _loadings(self, net, rating: int) -> dict[str, float]:
+        """Current over rated current (%) of every in-service, energised branch."""
+        out = {}
+        for bid, ka in self.rated_ka.items():
+            k = int(bid[1:])
+            if bid[0] == "L":
+                if not net.line.at[k, "in_service"]:
+                    continue
+                ends = (net.res_line.at[k, "i_from_ka"], net.res_line.at[k, "i_to_ka"])
+            else:
+                if not net.trafo.at[k, "in_service"]:
+                    continue
+                ends = (net.res_trafo.at[k, "i_hv_ka"], net.res_trafo.at[k, "i_lv_ka"])
+            vals = [i / r * 100.0 for i, r in zip(ends, ka[2 * rating:2 * rating + 2], strict=True) if i == i]
+            if vals:
+                out[bid] = max(vals)
+        return out
+
+    def check(self, dispatch: dict[str, float]) -> tuple[float | None, list[str], list[str]]:
+        """Slack output, base-case violations and insecure contingencies of a dispatch."""
+        import pandapower as pp
+
+        net = copy.deepcopy(self.net)
+        for uid, p in dispatch.items():
+            net.gen.at[int(self.units[uid]["element_index"]), "p_mw"] = p
+        try:
+            pp.runpp(net, **PF)
+        except Exception:  # pandapower signals non-convergence by raising
+            return None, ["the base-case power flow does not converge"], []
+        eg = int(self.slack["element_index"])
+        slack_p = float(net.res_ext_grid.at[eg, "p_mw"])
+        base = [f"{b} at {v:.2f} % of rate A" for b, v in sorted(self._loadings(net, 0).items()) if v > 100.0]
+        base += [f"bus {i + 1} at {v:.4f} pu" for i, v in net.res_bus.vm_pu.items()
+                 if v == v and not BASE_VM[0] <= v <= BASE_VM[1]]
+        if not float(self.slack["p_min_mw"]) <= slack_p <= float(self.slack["p_max_mw"]):
+            base.append(f"slack unit at {slack_p:.1f} MW outside its limits")
+        # Post-contingency model: the slack unit becomes a generator held at its base-case output,
+        # every unit answering imbalances by its participation factor (distributed slack).
+        net.gen["slack_weight"] = [float(self.units[f"G{int(b) + 1}"]["participation_factor"])
+                                   if f"G{int(b) + 1}" in self.units else 0.0 for b in net.gen.bus]
+        net.ext_grid.at[eg, "in_service"] = False
+        sg = pp.create_gen(net, int(net.ext_grid.at[eg, "bus"]), slack_p, vm_pu=float(net.ext_grid.at[eg, "vm_pu"]),
+                           slack=True, slack_weight=float(self.slack["participation_factor"]),
+                           max_q_mvar=float(net.ext_grid.at[eg, "max_q_mvar"]),
+                           min_q_mvar=float(net.ext_grid.at[eg, "min_q_mvar"]))
+        gen_of = {uid: (sg if u is self.slack else int(u["element_index"])) for uid, u in self.units.items()}
+        insecure = []
+        for cid, elements in self.contingencies:
+            post = copy.deepcopy(net)
+            for e in elements:
+                table = {"L": post.line, "T": post.trafo, "G": post.gen}[e[0]]
+                table.at[gen_of[e] if e[0] == "G" else int(e[1:]), "in_service"] = False
+            if not post.gen.at[sg, "in_service"]:  # another participating unit holds the angle
+                live = post.gen[post.gen.in_service & (post.gen.slack_weight > 0)]
+                post.gen.at[live.slack_weight.idxmax(), "slack"] = True
+            try:
+                pp.runpp(post, distributed_slack=True, **PF)
+            except Exception:
+                insecure.append(f"{cid}: no convergence")
+                continue
+            over = {b: v for b, v in self._loadings(post, 1).items() if v > 100.0}
+            if over:
+                worst = max(sorted(over), key=over.get)
+                insecure.append(f"{cid}: {worst} at {over[worst]:.2f} % of rate B")
+        return slack_p, base, insecure
 
 
 def num(x) -> float | None:
@@ -74,10 +197,11 @@ def id_set(seen, expected: list[str]) -> Outcome:
     return same_set(seen, expected)
 
 
-def read_dispatch(rows, study) -> tuple[dict[str, float] | None, Outcome]:
+def read_dispatch(rows, model: Model) -> tuple[dict[str, float] | None, list[str]]:
+    """The redispatch as unit -> MW, or None and the reasons it cannot be re-run."""
     if rows is None:
-        return None, Outcome(False, "redispatch.csv unusable")
-    wanted = {u["unit_id"]: u for u in study.dispatchable}
+        return None, ["redispatch.csv unusable"]
+    wanted = {uid: {k: float(model.units[uid][k]) for k in ("p_min_mw", "p_max_mw")} for uid in model.dispatchable}
     got, problems = {}, []
     for row in rows:
         uid = (row.get("unit_id") or "").strip()
@@ -98,20 +222,15 @@ def read_dispatch(rows, study) -> tuple[dict[str, float] | None, Outcome]:
               if not wanted[uid]["p_min_mw"] - 1e-6 <= p <= wanted[uid]["p_max_mw"] + 1e-6]
     problems += limits
     if problems:
-        return None, Outcome(False, f"{len(problems)} problems", expected="every dispatchable unit once, within limits",
-                             seen=problems[:8])
-    return got, Outcome(True, f"{len(got)} units, all within their limits")
+        return None, problems
+    return got, []
 
 
 def grade(ctx: GradeContext) -> Rubric:
-    sys.path.insert(0, str(ctx.task / "solution"))
-    import study_model as sm
-
     r = Rubric()
     exp = ctx.reference_json("expected.json")
     ref_rows = ctx.reference_json("screening.json")["rows"]
     ref_by_id = {x["contingency_id"]: x for x in ref_rows}
-    study = sm.load_study(ctx.inputs)
 
     rows, table_ok = load_csv(ctx.out("contingency_results.csv"), required_columns=COLUMNS)
     seen = {}
@@ -169,61 +288,48 @@ def grade(ctx: GradeContext) -> Rubric:
                             seen=[get(sched, "slack_p_mw"), get(sched, "cost_eur_per_h")])
     r.check("summary: schedule slack output and cost", 1, sched_num)
 
-    # --- Task 2: the redispatch, re-run ----------------------------------------------------
+    # --- Task 2: the redispatch, re-run in the grader's model ---------------------------------
+    model = Model(ctx.inputs)
     drows, dok = load_csv(ctx.out("redispatch.csv"), required_columns=["unit_id", "p_mw"])
-    dispatch, limits = read_dispatch(drows if dok.passed else None, study)
-    if not dok.passed:
-        limits = dok
-    r.check("redispatch lists every dispatchable unit within its limits", 2, limits)
-    results = sm.screen(study, dispatch) if dispatch is not None else None
-    if results is None:
-        base_ok = post_ok = Outcome(False, "no usable redispatch to run")
+    dispatch, problems = read_dispatch(drows if dok.passed else None, model)
+    slack_p, base_bad, post_bad = model.check(dispatch) if dispatch is not None else (None, [], [])
+    if dispatch is None:
+        base_ok = post_ok = Outcome(False, "no redispatch to re-run: " + (dok.message if not dok.passed else
+                                    f"{len(problems)} problems"), expected="every dispatchable unit once, within limits",
+                                    seen=problems[:8])
     else:
-        base = results[0]
-        if not base.converged:
-            base_ok = post_ok = Outcome(False, "the base-case power flow does not converge")
-        else:
-            s = study.slack
-            problems = [f"{b} at {v:.2f} % of rate A" for b, v in sorted(base.loadings.items()) if v > 100.0]
-            problems += [f"bus {b} at {base.vm[b]:.4f} pu" for b in base.voltage_violations]
-            if not s["p_min_mw"] <= base.slack_p_mw <= s["p_max_mw"]:
-                problems.append(f"slack unit at {base.slack_p_mw:.1f} MW outside [{s['p_min_mw']}, {s['p_max_mw']}]")
-            base_ok = Outcome(not problems, "base case secure, slack unit within limits" if not problems
-                              else f"{len(problems)} base-case violations", seen=problems[:8] or None)
-            post_problems = []
-            for c in results[1:]:
-                if not c.converged:
-                    post_problems.append(f"{c.case_id}: no convergence")
-                elif c.overloads:
-                    worst = max(c.overloads, key=lambda b: c.loadings[b])
-                    post_problems.append(f"{c.case_id}: {worst} at {c.loadings[worst]:.2f} % of rate B")
-            post_ok = Outcome(not post_problems, f"all {len(results) - 1} contingencies converge without overload"
-                              if not post_problems else f"{len(post_problems)} contingencies insecure",
-                              seen=post_problems[:8] or None)
-    r.check("base case secure under the redispatch", 3, base_ok)
-    r.check("every contingency thermally secure under the redispatch", 4, post_ok)
+        base_ok = Outcome(not base_bad, "base case secure, every unit and the slack unit within limits" if not base_bad
+                          else f"{len(base_bad)} base-case violations", seen=base_bad[:8] or None)
+        post_ok = Outcome(slack_p is not None and not post_bad,
+                          f"all {len(model.contingencies)} contingencies converge without overload" if slack_p is not None
+                          and not post_bad else f"{len(post_bad)} contingencies insecure", seen=post_bad[:8] or None)
+    r.check("base case secure under the redispatch, every unit within its limits", 5, base_ok)
+    r.check("every contingency thermally secure under the redispatch", 7, post_ok)
 
-    if results is not None and base_ok.passed and post_ok.passed and limits.passed:
-        cost = sm.dispatch_cost(study, dispatch, results[0].slack_p_mw)
-        ref_premium = exp["reference_redispatch_cost_eur_h"] - exp["schedule_cost_eur_h"]
-        bound = exp["schedule_cost_eur_h"] + (1 + exp["cost_premium_tolerance"]) * ref_premium
+    secure = base_ok.passed and post_ok.passed
+    cost = model.cost(dispatch, slack_p) if secure else None
+    # The tolerance on the premium (15 %) is far wider than the spread of the reference across
+    # BLAS kernels (none measured: the oracle's files and generate.py's reference were identical
+    # under OPENBLAS_CORETYPE Haswell, Sandybridge, SkylakeX and unset, 1 and 2 threads) and
+    # narrower than the cost of the modelling errors (an MVA loading costs +65 %, the normal
+    # ratings after a contingency +800 %).
+    ref_premium = exp["reference_redispatch_cost_eur_h"] - exp["schedule_cost_eur_h"]
+    bound = exp["schedule_cost_eur_h"] + (1 + exp["cost_premium_tolerance"]) * ref_premium
+    if cost is None:
+        cost_ok = Outcome(False, "only a secure redispatch within limits is priced")
+    else:
         cost_ok = Outcome(cost <= bound, f"cost {cost:.1f} EUR/h, premium {cost - exp['schedule_cost_eur_h']:.1f} "
                           f"vs reference premium {ref_premium:.1f}", expected=f"<= {bound:.1f}", seen=round(cost, 1))
-    else:
-        cost = None
-        cost_ok = Outcome(False, "only a secure redispatch within limits is priced")
-    r.check("redispatch cost premium within 15 % of the reference premium", 3, cost_ok)
+    r.check("redispatch cost premium within 15 % of the reference premium", 6, cost_ok)
 
     red = get(summary, "redispatch") if summary_ok.passed else None
-    if cost is None and results is not None and results[0].converged and dispatch is not None:
-        cost = sm.dispatch_cost(study, dispatch, results[0].slack_p_mw)
-    if not isinstance(red, dict) or cost is None:
-        red_ok = Outcome(False, "no redispatch summary or no re-run to compare with")
+    if cost is None or not isinstance(red, dict):
+        red_ok = Outcome(False, "no secure redispatch to compare with" if cost is None else "no redispatch summary")
     else:
-        a = near(get(red, "slack_p_mw"), results[0].slack_p_mw, abs=0.5)
+        a = near(get(red, "slack_p_mw"), slack_p, abs=0.5)
         b = near(get(red, "cost_eur_per_h"), cost, abs=5.0)
         red_ok = Outcome(a.passed and b.passed, f"slack {a.message}; cost {b.message}",
-                         expected=[round(results[0].slack_p_mw, 2), round(cost, 1)],
+                         expected=[round(slack_p, 2), round(cost, 1)],
                          seen=[get(red, "slack_p_mw"), get(red, "cost_eur_per_h")])
-    r.check("summary: redispatch slack output and cost match the re-run", 1, red_ok)
+    r.check("summary: secure redispatch's slack output and cost match the re-run", 1, red_ok)
     return r

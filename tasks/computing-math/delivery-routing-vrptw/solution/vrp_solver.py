@@ -45,24 +45,18 @@ def solve(inst: dict, *, solution_limit: int | None, time_limit_s: float | None,
     manager = pywrapcp.RoutingIndexManager(n, nv, 0)
     routing = pywrapcp.RoutingModel(manager)
 
+    # Matrices and vectors are evaluated in C++: the same values as Python callbacks, so the same
+    # search, several times faster.
     arc_cost_cache = {}
     for v, veh in enumerate(vehicles):
         rate = float(veh["cost_per_km_eur"])
         if rate not in arc_cost_cache:
             costs = [[round(inst["km"][i][j] * rate * MONEY_SCALE) for j in range(n)] for i in range(n)]
-
-            def arc(a, b, costs=costs):
-                return costs[manager.IndexToNode(a)][manager.IndexToNode(b)]
-
-            arc_cost_cache[rate] = routing.RegisterTransitCallback(arc)
+            arc_cost_cache[rate] = routing.RegisterTransitMatrix(costs)
         routing.SetArcCostEvaluatorOfVehicle(arc_cost_cache[rate], v)
         routing.SetFixedCostOfVehicle(round(float(veh["fixed_cost_eur"]) * MONEY_SCALE), v)
 
-    def travel(a, b):
-        i, j = manager.IndexToNode(a), manager.IndexToNode(b)
-        return tmin[i][j] + service[i]
-
-    t_cb = routing.RegisterTransitCallback(travel)
+    t_cb = routing.RegisterTransitMatrix([[tmin[i][j] + service[i] for j in range(n)] for i in range(n)])
     open_, close = inst["depot"]["open_min"] * TIME_SCALE, inst["depot"]["close_min"] * TIME_SCALE
     routing.AddDimension(t_cb, 24 * 60 * TIME_SCALE, close, False, "Time")
     time_dim = routing.GetDimensionOrDie("Time")
@@ -83,7 +77,7 @@ def solve(inst: dict, *, solution_limit: int | None, time_limit_s: float | None,
 
     for field, cap in (("demand_kg", "capacity_kg"), ("demand_pallets", "capacity_pallets")):
         dem = [0] + [int(c[field]) for c in customers]
-        cb = routing.RegisterUnaryTransitCallback(lambda a, dem=dem: dem[manager.IndexToNode(a)])
+        cb = routing.RegisterUnaryTransitVector(dem)
         routing.AddDimensionWithVehicleCapacity(cb, 0, [int(v[cap]) for v in vehicles], True, field)
 
     if not ignore_access:

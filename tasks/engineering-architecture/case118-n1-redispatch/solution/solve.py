@@ -1,6 +1,7 @@
 """Oracle for case118-n1-redispatch: screen the day-ahead schedule (base case + N-1) with the AC
 study model in pandapower, then find a preventive redispatch that is thermally N-1 secure at
-least cost (scopf.py), verify it with a full AC screening, and write the deliverables."""
+least cost (scopf.py: the linearised SCOPF, LPs solved exactly), verify it with a full AC
+screening, and write the deliverables."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def main() -> None:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["unit_id", "p_mw"])
         for uid in sorted(dispatch, key=lambda u: int(u[1:])):
-            w.writerow([uid, f"{dispatch[uid]:.1f}"])
+            w.writerow([uid, f"{dispatch[uid]:.2f}"])
     summary["redispatch"] = {
         "slack_p_mw": round(check[0].slack_p_mw, 2),
         "cost_eur_per_h": round(sm.dispatch_cost(study, dispatch, check[0].slack_p_mw), 1),

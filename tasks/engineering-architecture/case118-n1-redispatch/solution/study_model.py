@@ -1,7 +1,7 @@
 """The operating-planning study model of case118-n1-redispatch, in pandapower.
 
-Shared by the oracle (solve.sh), the seeded generator (reference screening) and the grader
-(re-running the agent's redispatch), so that all three judge a dispatch by one definition:
+Shared by the oracle (solve.sh) and the seeded generator (reference screening and redispatch).
+The grader does not use it: it re-runs a redispatch in its own model of the same definition:
 
 - network: pandapower.networks.case118() with the study loads, unit statuses and limits applied;
   impedances, shunts, taps and voltage set-points untouched (transformer sn_mva stays the
