@@ -29,6 +29,8 @@ from lastexam.grading import (
 )
 
 PORTS = ["in", "out", "vcc", "vee"]
+CRUX_CORNER_PCT = 10.0
+CRUX_ATTEN_2FC_DB = 18.0
 OPAMP = "ax2172"
 NUMBER = re.compile(r"^([+]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)([a-z]*)$")
 SCALE = {"t": 1e12, "g": 1e9, "k": 1e3, "m": 1e-3, "u": 1e-6, "n": 1e-9, "p": 1e-12, "f": 1e-15}
@@ -286,6 +288,15 @@ def grade(ctx: GradeContext) -> Rubric:
 
     fc = spec["corner_frequency_hz"]
     band = fc * spec["corner_tolerance_pct"] / 100
+    # The crux, at a coarse threshold: the re-simulated circuit is roughly the filter asked for.
+    # A 4th-order Butterworth falls 24.1 dB at 2 fc, a 3rd-order one 18.1 dB, and no 2nd-order
+    # response without gross peaking reaches 15 dB; the corner may be 10 % off. A low-order or
+    # mistuned design, or a report pasted beside another circuit, earns nothing.
+    r.gate(f"re-simulated AAF is a low-pass of at least 3rd order near the corner (within "
+           f"{CRUX_CORNER_PCT:g} %, >= {CRUX_ATTEN_2FC_DB:g} dB at 2 fc)", all_of([
+               ("corner", within(get(s, "f_3db_hz"), fc * (1 - CRUX_CORNER_PCT / 100), fc * (1 + CRUX_CORNER_PCT / 100))),
+               ("attenuation at 2 fc", within(get(s, "attenuation_at_2fc_db"), CRUX_ATTEN_2FC_DB, 1e9)),
+           ]))
     # The spec's own limits: the filter either meets its mask or it does not.
     r.check("-3 dB corner within the specified tolerance", 3,
             within(get(s, "f_3db_hz"), fc - band, fc + band))
