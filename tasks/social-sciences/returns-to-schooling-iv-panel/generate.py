@@ -1,8 +1,12 @@
 """Inputs and reference for returns-to-schooling-iv-panel: python3 generate.py --out DIR.
 
-The inputs are the Mroz (1987) and Vella-Verbeek (1998) data shipped inside the linearmodels
-wheel, written out as CSV. The reference is computed here with statsmodels and NumPy from the
-written CSVs, independently of the linearmodels code the oracle runs, so the two cross-check.
+The inputs start from the Mroz (1987) and Vella-Verbeek (1998) data shipped inside the
+linearmodels wheel, whose textbook estimates are published (and the wheel is installed in the
+sandbox). So the covariates are kept and the log wages are re-simulated from a seeded model with
+endogenous schooling (an ability term in the Mroz wage error) and person effects correlated with
+union and marriage status (the panel), so that the published results are not the answer. The
+reference is computed here with statsmodels and NumPy from the written CSVs, independently of the
+linearmodels code the oracle runs, so the two cross-check.
 """
 
 import argparse
@@ -21,6 +25,55 @@ IV_TERMS = ["const", "educ", "exper", "expersq"]
 POOLED_TERMS = ["const", "educ", "black", "hisp", "exper", "expersq", "married", "union", *YEARS]
 FE_TERMS = ["expersq", "married", "union", *YEARS]
 HAUSMAN_TERMS = ["expersq", "married", "union"]
+SEED = 20261203
+# Structural coefficients of the re-simulated wages (not the published estimates).
+MROZ_BETA = {"const": -0.05, "educ": 0.068, "exper": 0.046, "expersq": -0.00095}
+PANEL_BETA = {"const": 0.28, "educ": 0.083, "black": -0.11, "hisp": 0.035, "exper": 0.061,
+              "expersq": -0.0031, "married": 0.072, "union": 0.105,
+              "y1981": 0.021, "y1982": 0.034, "y1983": 0.041, "y1984": 0.058, "y1985": 0.066,
+              "y1986": 0.083, "y1987": 0.104}
+
+
+def resimulate_mroz(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """New log wages for the working women: ability is the part of schooling that family
+    background does not explain, so the parents' and husband's schooling stay valid
+    instruments while OLS overstates the return; the error variance grows with experience."""
+    df = df.copy()
+    work = (df["inlf"] == 1).to_numpy()
+    w = df[work]
+    Z = np.column_stack([np.ones(len(w)), w["exper"], w["expersq"], w["motheduc"], w["fatheduc"], w["huseduc"]])
+    educ = w["educ"].to_numpy(float)
+    ability = educ - Z @ np.linalg.lstsq(Z, educ, rcond=None)[0]
+    ability /= ability.std()
+    noise = rng.normal(0.0, 1.0, len(w)) * (0.38 + 0.018 * w["exper"].to_numpy())
+    lwage = (MROZ_BETA["const"] + MROZ_BETA["educ"] * educ + MROZ_BETA["exper"] * w["exper"]
+             + MROZ_BETA["expersq"] * w["expersq"] + 0.15 * ability + noise).to_numpy()
+    lwage = np.round(lwage, 6)
+    wage = np.round(np.exp(lwage), 4)
+    df.loc[work, "lwage"] = lwage
+    df.loc[work, "wage"] = wage
+    df.loc[work, "faminc"] = np.round(w["nwifeinc"].to_numpy() * 1000 + wage * w["hours"].to_numpy()).astype(int)
+    return df
+
+
+def resimulate_panel(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """New log wages: a person effect correlated with the person's union and marriage rates
+    (so fixed and random effects differ) and AR(1) idiosyncratic errors (so clustering matters)."""
+    df = df.sort_values(["nr", "year"]).reset_index(drop=True)
+    people = df.groupby("nr")[["union", "married"]].mean()
+    effect = (0.28 * (people["union"] - people["union"].mean())
+              + 0.17 * (people["married"] - people["married"].mean())
+              + rng.normal(0.0, 0.31, len(people)))
+    lwage = df["nr"].map(effect).to_numpy() + PANEL_BETA["const"]
+    for term in ("educ", "black", "hisp", "exper", "expersq", "married", "union"):
+        lwage = lwage + PANEL_BETA[term] * df[term].to_numpy()
+    for y in YEARS:
+        lwage = lwage + PANEL_BETA[y] * (df["year"] == int(y[1:])).to_numpy()
+    shocks = rng.normal(0.0, 0.33, (len(people), 8))
+    for t in range(1, 8):
+        shocks[:, t] = 0.45 * shocks[:, t - 1] + np.sqrt(1 - 0.45**2) * shocks[:, t]
+    df["lwage"] = np.round(lwage + shocks.ravel(), 5)
+    return df
 
 
 def hc1(X, u):
@@ -158,8 +211,10 @@ def main() -> None:
     out = parser.parse_args().out
     (out / "inputs").mkdir(parents=True, exist_ok=True)
     (out / "reference").mkdir(parents=True, exist_ok=True)
-    mroz.load().to_csv(out / "inputs" / "mroz.csv", index=False, lineterminator="\n")
-    wage_panel.load().to_csv(out / "inputs" / "wage_panel.csv", index=False, lineterminator="\n")
+    rng = np.random.default_rng(SEED)
+    resimulate_mroz(mroz.load(), rng).to_csv(out / "inputs" / "mroz.csv", index=False, lineterminator="\n")
+    resimulate_panel(wage_panel.load(), rng).to_csv(out / "inputs" / "wage_panel.csv", index=False,
+                                                    lineterminator="\n")
 
     iv_coefs, iv_tests = iv_part(pd.read_csv(out / "inputs" / "mroz.csv"))
     pa_coefs, pa_tests = panel_part(pd.read_csv(out / "inputs" / "wage_panel.csv"))

@@ -16,6 +16,8 @@ conventions; linearmodels reproduces it to ~1e-12):
 - p-values, relative 1 % or absolute 1e-6 for the tiny ones (they follow from the statistic).
 - theta, sigma_u, sigma_e relative 0.1 %: the Swamy-Arora degrees of freedom change theta by
   0.4 % when the between regression's collinear year dummies are counted.
+The crux (2SLS and within estimation) is a gate at a coarse threshold, so that OLS stand-ins
+and partial deliverables earn nothing.
 """
 
 from lastexam.grading import (
@@ -32,6 +34,8 @@ from lastexam.grading import (
 )
 
 MODELS = ("ols", "2sls", "pooled", "re", "fe")
+CRUX = (("2sls", "educ"), ("fe", "union"))
+CRUX_REL = 0.05
 
 
 def _stat(tests, ref, path, rel):
@@ -53,6 +57,13 @@ def grade(ctx: GradeContext) -> Rubric:
     table = rows_by(rows, lambda row: (row["model"].lower(), row["term"]))
     by_model = {m: {t: row for (mm, t), row in table.items() if mm == m} for m in MODELS}
     tests = tests or {}
+
+    # The crux, at a coarse threshold: schooling instrumented and the person effects swept out.
+    # 5 % admits any consistent IV estimator (LIML, GMM) and rounding; OLS for 2SLS is 37 % off
+    # and pooled or RE for the within estimator of union 27 % or more.
+    r.gate("2SLS educ and FE union estimates are the instrumented and within estimates (within 5 %)", all_of([
+        (f"{m} {t}", near((table.get((m, t)) or {}).get("estimate"), ref["coefficients"][m][t]["estimate"], rel=CRUX_REL))
+        for m, t in CRUX]))
 
     wanted = sorted((m, t) for m in MODELS for t in ref["coefficients"][m])
     missing = [f"{m}:{t}" for m, t in wanted if (m, t) not in table]

@@ -10,6 +10,8 @@ Tolerances (and why):
 - CPA 0.02 NM, TCPA 0.2 min, minimum range 0.02 NM: the geometry is evaluated at a stated
   minute from stated states; a flat-earth (equirectangular) range differs by < 0.5 %;
 - first alert +-1 minute: a CPA or TCPA within rounding of its limit may flip one minute.
+The crux (encounters found and called by Rules 13-15) is a gate at a coarse threshold, so that
+decoding and tracks earn nothing without it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ def _pair(row) -> tuple[int, int] | None:
     if a is None or b is None:
         return None
     return tuple(sorted((int(a), int(b))))
+
+
+def _call(row) -> dict[str, str]:
+    return {"situation": str(row.get("situation", "")).strip().lower(),
+            "give_way": str(row.get("give_way", "")).strip().lower()}
 
 
 def _minutes(iso: str | None) -> int | None:
@@ -104,6 +111,16 @@ def grade(ctx: GradeContext) -> Rubric:
     # encounters.csv
     ref_enc = {tuple(sorted((e["mmsi_a"], e["mmsi_b"]))): e for e in ref["encounters"]}
     got_enc = rows_by(enc, _pair)
+    # The crux, at a coarse threshold: screening that finds the encounters and COLREG calls made
+    # by the rules. Half the encounters right (pair, situation, give-way vessel) tolerates one
+    # method slip; listing every pair or labelling every encounter alike does not pass.
+    called = [p for p, e in sorted(ref_enc.items()) if p in got_enc and _call(got_enc[p]) == _call(e)]
+    spurious = len(set(got_enc) - set(ref_enc))
+    crux = 2 * len(called) >= len(ref_enc) and spurious <= len(ref_enc)
+    r.gate("at least half the encounters found and called right (situation, give-way), spurious pairs no more than real",
+           Outcome(crux, f"{len(called)} of {len(ref_enc)} encounters called right, {spurious} spurious pairs",
+                   expected=f">= {(len(ref_enc) + 1) // 2} right, <= {len(ref_enc)} spurious",
+                   seen={"called_right": [list(p) for p in called], "spurious": spurious}))
     ok = set(got_enc) == set(ref_enc)
     r.check("encounter set: exactly the pairs ever in a close-quarters situation", 3,
             Outcome(ok, "same pairs" if ok else f"missing {sorted(set(ref_enc) - set(got_enc))}, "
@@ -129,9 +146,8 @@ def grade(ctx: GradeContext) -> Rubric:
     # COLREG classification, one check per encounter so that a missed pair costs only itself.
     for p, e in sorted(ref_enc.items()):
         row = got_enc.get(p)
-        seen = None if row is None else {"situation": str(row.get("situation", "")).strip().lower(),
-                                         "give_way": str(row.get("give_way", "")).strip().lower()}
-        exp = {"situation": e["situation"], "give_way": e["give_way"]}
+        seen = None if row is None else _call(row)
+        exp = _call(e)
         r.check(f"encounter {p[0]}-{p[1]}: COLREG situation and give-way vessel (Rules 13-15)", 1.5,
                 Outcome(seen == exp, "correct" if seen == exp else ("pair not reported" if seen is None else "differs"),
                         expected=exp, seen=seen))
