@@ -16,7 +16,14 @@ import shutil
 from pathlib import Path
 
 from lastexam.envs.manage import Environment
-from lastexam.sandbox.base import Mount, SandboxLimits, SandboxProvider, SandboxRequest
+from lastexam.sandbox.base import (
+    Mount,
+    SandboxError,
+    SandboxLimits,
+    SandboxProvider,
+    SandboxRequest,
+    SandboxResult,
+)
 
 MAKE_SCRIPT = "make.sh"
 MAKE_LIMITS = SandboxLimits(wall_s=600, memory_mb=4096, max_processes=256, watch_bytes=4 * 1024**3)
@@ -41,21 +48,38 @@ def build_fixture_output(
     if not oracle_output.is_dir():
         return None, "make.sh needs the oracle's output, and the oracle left none"
     shutil.rmtree(work, ignore_errors=True)
-    src, out = work / "fixture", work / "out"
+    src, oracle, out = work / "fixture", work / "oracle", work / "out"
     shutil.copytree(fixture_dir, src, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    # The run folder (and maybe the checkout) is private to the harness: the sandbox uid reads copies.
+    shutil.copytree(oracle_output, oracle, symlinks=True)
+    shutil.copytree(inputs, work / "inputs", symlinks=True)
     out.mkdir(parents=True)
     for p in [work, *work.rglob("*")]:
         p.chmod(0o755 if p.is_dir() else 0o644)
     uid = getattr(provider, "uid", None)
     if uid is not None:
         os.chown(out, uid, uid)
-    result = provider.run(
+    try:
+        result = _run(provider, env, name, src, oracle, work / "inputs", out, work)
+    except SandboxError as e:
+        return None, f"make.sh sandbox did not start: {e}"
+    if result.exit_code != 0 or result.killed:
+        tail = (work / "make.stderr.log").read_text(errors="replace")[-LOG_TAIL_CHARS:]
+        return None, f"make.sh failed (exit {result.exit_code}{', ' + result.killed if result.killed else ''}): {tail}"
+    return out, ""
+
+
+def _run(
+    provider: SandboxProvider, env: Environment, name: str, src: Path, oracle: Path, inputs: Path,
+    out: Path, work: Path,
+) -> SandboxResult:
+    return provider.run(
         SandboxRequest(
             name=name,
             argv=["bash", f"/fixture/src/{MAKE_SCRIPT}"],
             mounts=[
                 Mount(src, "/fixture/src"),
-                Mount(oracle_output, "/fixture/oracle"),
+                Mount(oracle, "/fixture/oracle"),
                 Mount(inputs, "/fixture/inputs"),
                 Mount(out, "/fixture/out", writable=True),
                 *env.mounts(),
@@ -76,7 +100,3 @@ def build_fixture_output(
             watch=[out],
         )
     )
-    if result.exit_code != 0 or result.killed:
-        tail = (work / "make.stderr.log").read_text(errors="replace")[-LOG_TAIL_CHARS:]
-        return None, f"make.sh failed (exit {result.exit_code}{', ' + result.killed if result.killed else ''}): {tail}"
-    return out, ""

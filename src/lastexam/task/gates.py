@@ -25,6 +25,8 @@ from lastexam.task.load import Task, load_task, tree_hash
 
 MIN_NEGATIVE_FIXTURES = 2
 LEAK_LINE_MIN = 20
+# generate.py of the slowest task takes about 600 s wall on a loaded 2-core machine: 3x headroom.
+GENERATE_WALL_S = 1800
 TEXT_SUFFIXES = {".txt", ".csv", ".json", ".md", ".tsv", ".xml", ".yaml", ".yml", ".toml", ".cir",
                  ".sp", ".net", ".vcf", ".sam", ".fa", ".fasta", ".bed", ".gff", ".py", ".r",
                  ".m", ".scad", ".html", ".tex", ".log", ".ini", ".cfg", ".sql", ".inp", ".dat"}
@@ -329,7 +331,7 @@ class Validator:
                 mounts=[Mount(src, "/gen/task"), Mount(out, "/gen/out", writable=True), *env.mounts()],
                 env={**env.variables(), "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
                 cwd="/gen/out",
-                limits=SandboxLimits(wall_s=600, memory_mb=4096, max_processes=256, watch_bytes=4 * 1024**3),
+                limits=SandboxLimits(wall_s=GENERATE_WALL_S, memory_mb=4096, max_processes=256, watch_bytes=4 * 1024**3),
                 stdout=work / "generate.stdout.log",
                 stderr=work / "generate.stderr.log",
                 watch=[out],
