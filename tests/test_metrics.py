@@ -16,7 +16,7 @@ from lastexam.analysis.metrics import (
     pass_hat_k,
     status_shares,
 )
-from lastexam.analysis.rows import TrialRow
+from lastexam.store.rows import TrialRow
 
 
 def row(task: str, attempt: int, full: bool, score: float | None, **kw) -> TrialRow:

@@ -1,7 +1,7 @@
 """Metrics over trials: FPR and MS with bootstrap confidence intervals clustered by task,
 pass@k and pass^k, paired comparisons with an exact McNemar test, costs and statuses.
 
-Every function takes rows with the attributes of `TrialRow` (analysis/rows.py). Bootstrap
+Every function takes rows with the attributes of `TrialRow` (store/rows.py). Bootstrap
 resampling uses a fixed seed so that the same results always print the same intervals.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from lastexam.analysis.rows import TrialRow
+from lastexam.store.rows import TrialRow
 
 BOOTSTRAP_REPS = 1000
 SEED = 20261129
@@ -64,7 +64,7 @@ def fpr(rows: Sequence[TrialRow]) -> Estimate:
 
 
 def mean_score(rows: Sequence[TrialRow]) -> Estimate:
-    # The caller passes the trials that count (analysis/overview.py); a trial with no score
+    # The caller passes the trials that count (analysis/view.py); a trial with no score
     # among them scores 0.
     return headline_estimates(rows)[1]
 
