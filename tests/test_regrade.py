@@ -115,12 +115,14 @@ def assert_every_reader_says(run: Path, tmp_path: Path, status: str, score: floa
     assert re.search(r"<td>score</td><td><span class=\w+>([^<]+)</span>", page)[1] == _pct(score)
     assert ("<h2>Error</h2>" in page) == (status == "grader_error")
 
+    kind = {"completed": "completed", "grader_error": "grader_failed"}[status]
     written = json.loads((run / "trials" / tid / "trial.json").read_text())
-    assert (written["status"], written["score"], written["policy"]["status"]) == (status, score, status)
+    assert (written["status"], written["score"], written["policy"]["kind"]) == (status, score, kind)
+    assert "status" not in written["policy"]  # one status per trial
     store = Store(run)
     try:
         [record] = store.trials()
-        assert (record.status, record.score, record.policy.status) == (status, score, status)
+        assert (record.status, record.score, record.policy.kind) == (status, score, kind)
         assert (run / "trials" / tid / "trial.json").read_text() == trial_document(record)
         [body] = store.conn.execute("SELECT record_json FROM trials").fetchone()
     finally:
@@ -164,3 +166,18 @@ def test_schema_2_store_is_migrated_and_agrees(tmp_path: Path) -> None:
         assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("3",)
         assert db.execute("SELECT policy_kind, retries FROM trials").fetchall() == [("completed", 0)]
         assert db.execute("SELECT ok FROM grades ORDER BY grade_id").fetchall() == [(0,), (1,)]
+
+
+def test_schema_2_store_that_cannot_be_migrated_is_left_alone(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    with sqlite3.connect(run / "results.db") as db:
+        db.executescript((V2_STORE / "results.sql").read_text())
+        db.execute("UPDATE trials SET record_json = '{not json'")
+    shown = run_cli("show", run, check=False)
+    assert shown.returncode == 2 and "Traceback" not in shown.stderr
+    assert "cannot migrate the results store from schema 2 to 3" in shown.stderr
+    assert "results.db" in shown.stderr
+    with sqlite3.connect(run / "results.db") as db:
+        assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("2",)
+        assert "policy_kind" not in [c[1] for c in db.execute("PRAGMA table_info(trials)")]

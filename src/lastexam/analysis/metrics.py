@@ -32,16 +32,21 @@ class Estimate:
         return {"value": self.value, "low": self.low, "high": self.high}
 
 
-def _bootstrap(sums: np.ndarray, counts: np.ndarray, reps: int) -> Estimate:
-    point = float(sums.sum() / counts.sum())
-    if len(sums) < 2:
-        return Estimate(point, None, None)
+def _bootstrap(series: tuple[np.ndarray, ...], counts: np.ndarray, reps: int) -> tuple[Estimate, ...]:
+    """Per series of per-task sums: the ratio to the attempts and its percentile CI, all
+    series resampled with the same draws of tasks."""
+    points = [float(sums.sum() / counts.sum()) for sums in series]
+    if len(counts) < 2:
+        return tuple(Estimate(p, None, None) for p in points)
     rng = np.random.default_rng(SEED)
-    idx = rng.integers(0, len(sums), size=(reps, len(sums)))
-    means = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    idx = rng.integers(0, len(counts), size=(reps, len(counts)))
+    attempts = counts[idx].sum(axis=1)
     alpha = (1 - CONFIDENCE) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha])
-    return Estimate(point, float(low), float(high))
+    out = []
+    for point, sums in zip(points, series, strict=True):
+        low, high = np.quantile(sums[idx].sum(axis=1) / attempts, [alpha, 1 - alpha])
+        out.append(Estimate(point, float(low), float(high)))
+    return tuple(out)
 
 
 def _per_task(rows: Sequence[TrialRow]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -74,7 +79,8 @@ def headline_estimates(rows: Sequence[TrialRow], reps: int = BOOTSTRAP_REPS) -> 
     if not rows:
         return Estimate(None, None, None), Estimate(None, None, None)
     counts, passes, scores = _per_task(rows)
-    return _bootstrap(passes, counts, reps), _bootstrap(scores, counts, reps)
+    fpr_est, ms_est = _bootstrap((passes, scores), counts, reps)
+    return fpr_est, ms_est
 
 
 def group_by(rows: Iterable[TrialRow], key: Callable[[TrialRow], str]) -> dict[str, list[TrialRow]]:

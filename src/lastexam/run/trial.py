@@ -94,10 +94,8 @@ class TrialRunner:
             earlier.append(EarlierTry(kind=kind, error=(record.error or "")[-2000:]))
             self.area.trial(record.trial_id).remove()
             time.sleep(policy.backoff_s * 2 ** (len(earlier) - 1))
-        record.policy = PolicyDecision(
-            kind=kind, status=policy.status, graded=record.grade is not None,
-            counts=policy.counts, retries=len(earlier), earlier=earlier,
-        )
+        record.policy = PolicyDecision(kind=kind, counts=policy.counts, retries=len(earlier),
+                                       earlier=earlier)
         ws = self.area.trial(record.trial_id)
         started = time.monotonic()
         point("record", self.run_id, record.trial_id)

@@ -156,12 +156,21 @@ class Store:
                 )
             version = self.schema_version()
             if version in MIGRATIONS:
-                migrate(self, self.path.parent)
+                self._migrate(version)
                 version = self.schema_version()
         except sqlite3.DatabaseError as e:
             raise LastexamError(f"results store is unreadable or corrupt: {e}", path=self.path) from None
         if version != SCHEMA_VERSION:
             raise LastexamError(f"results store schema {version} is not {SCHEMA_VERSION}", path=self.path)
+
+    def _migrate(self, version: int) -> None:
+        try:
+            migrate(self, self.path.parent)
+        except (sqlite3.DatabaseError, OSError, ValueError) as e:
+            raise LastexamError(
+                f"cannot migrate the results store from schema {version} to {SCHEMA_VERSION}"
+                f" (the store is left as it was): {e}", path=self.path,
+            ) from None
 
     def schema_version(self) -> int | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -276,15 +285,13 @@ class Store:
         where, args = ("WHERE trial_id = ?", (trial_id,)) if trial_id else ("", ())
         rows = self.conn.execute(
             "SELECT record_json, status, score, full_pass, counts, policy_kind, retries,"
-            f" earlier_json, grade_id FROM trials {where} ORDER BY rowid", args
+            f" earlier_json FROM trials {where} ORDER BY rowid", args
         ).fetchall()
         grades = self._newest_grades(with_checks, trial_id)
-        for body, status, score, full_pass, counts, kind, retries, earlier, grade_id in rows:
-            fields = json.loads(body)
+        for body, status, score, full_pass, counts, kind, retries, earlier in rows:
             record = TrialRecord.model_validate({
-                **fields, "status": status, "score": score, "full_pass": bool(full_pass),
-                "policy": {"kind": kind, "status": status, "graded": grade_id is not None,
-                           "counts": bool(counts), "retries": retries,
+                **json.loads(body), "status": status, "score": score, "full_pass": bool(full_pass),
+                "policy": {"kind": kind, "counts": bool(counts), "retries": retries,
                            "earlier": json.loads(earlier)},
             })
             record.grade = grades.get(record.trial_id)

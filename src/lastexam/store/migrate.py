@@ -4,8 +4,8 @@ transaction when a store is opened, so that every reader sees the current schema
 Version 3 (from 2): the error policy's decision moves from record_json into columns
 (policy_kind, retries, earlier_json) beside status, score and full_pass, and record_json
 keeps no copy of them. A version-2 regrade updated the columns but not record_json nor
-trial.json; the columns (and the newest grade) are taken as the truth, and the trial.json of
-every regraded trial is rewritten from them.
+trial.json; the columns (and the newest grade) are taken as the truth, and every trial.json
+is rendered again from them.
 """
 
 from __future__ import annotations
@@ -36,14 +36,10 @@ def _kind(status: str, ended_by: str) -> str:
     return _KIND_OF_STATUS.get(status, "harness_error")
 
 
-def _v2_to_v3(conn: sqlite3.Connection) -> set[str]:
-    """Returns the trials whose trial.json is stale (regraded under version 2)."""
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
     for column in ("policy_kind TEXT NOT NULL DEFAULT ''", "retries INTEGER NOT NULL DEFAULT 0",
                    "earlier_json TEXT NOT NULL DEFAULT '[]'"):
         conn.execute(f"ALTER TABLE trials ADD COLUMN {column}")
-    regraded = {
-        r[0] for r in conn.execute("SELECT trial_id FROM grades GROUP BY trial_id HAVING COUNT(*) > 1")
-    }
     updates = []
     for trial_id, status, ended_by, body in conn.execute(
         "SELECT trial_id, status, ended_by, record_json FROM trials"
@@ -63,27 +59,26 @@ def _v2_to_v3(conn: sqlite3.Connection) -> set[str]:
         "UPDATE trials SET policy_kind=?, retries=?, earlier_json=?, record_json=? WHERE trial_id=?",
         updates,
     )
-    return regraded
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], set[str]]] = {2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _v2_to_v3}
 
 
 def migrate(store: Store, run_dir: Path) -> None:
-    """Bring the store to the current schema (a no-op if another process just did)."""
+    """Bring the store to the current schema (a no-op if another process just did), then
+    render every trial.json again from the migrated rows."""
     conn = store.conn
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = store.schema_version()
-        stale: set[str] = set()
+        migrated = version in MIGRATIONS
         while version in MIGRATIONS:
-            stale |= MIGRATIONS[version](conn)
+            MIGRATIONS[version](conn)
             version += 1
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(version),))
-        for trial_id in sorted(stale):
-            folder = run_dir / "trials" / trial_id
-            record = next(store.trials(trial_id=trial_id), None)
-            if record is not None and folder.is_dir():
+        for record in store.trials() if migrated else ():
+            folder = run_dir / "trials" / record.trial_id
+            if folder.is_dir():
                 write_trial_file(folder, record)
         conn.execute("COMMIT")
     except BaseException:

@@ -62,14 +62,12 @@ class EarlierTry(BaseModel):
 
 
 class PolicyDecision(BaseModel):
-    """The error policy's decision on a trial (run/policy.py): the kind of ending, the
-    status it gives, whether a grade exists, whether the score counts, and the retries."""
+    """The error policy's decision on a trial (run/policy.py): the kind of ending, whether
+    the score counts, and the retries. The status it gives is the trial's own `status`."""
 
     model_config = ConfigDict(extra="forbid")
 
     kind: str
-    status: TrialStatus
-    graded: bool
     counts: bool
     retries: int = 0
     earlier: list[EarlierTry] = []
