@@ -40,13 +40,10 @@ def _bootstrap(series: tuple[np.ndarray, ...], counts: np.ndarray, reps: int) ->
         return tuple(Estimate(p, None, None) for p in points)
     rng = np.random.default_rng(SEED)
     idx = rng.integers(0, len(counts), size=(reps, len(counts)))
-    attempts = counts[idx].sum(axis=1)
+    means = np.stack([sums[idx].sum(axis=1) for sums in series]) / counts[idx].sum(axis=1)
     alpha = (1 - CONFIDENCE) / 2
-    out = []
-    for point, sums in zip(points, series, strict=True):
-        low, high = np.quantile(sums[idx].sum(axis=1) / attempts, [alpha, 1 - alpha])
-        out.append(Estimate(point, float(low), float(high)))
-    return tuple(out)
+    low, high = np.quantile(means, [alpha, 1 - alpha], axis=1)
+    return tuple(Estimate(p, float(lo), float(hi)) for p, lo, hi in zip(points, low, high, strict=True))
 
 
 def _per_task(rows: Sequence[TrialRow]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
