@@ -3,8 +3,9 @@
 draw this one dictionary; none computes a metric of its own.
 
 Scores (FPR, MS, pass@k) are over the trials the error policy counts; statuses, failures and
-costs over all trials. Tier, cluster and subdomain figures are given per agent x model only:
-pooled over agents they would mix calibration agents with real ones and mean nothing.
+costs over all trials. Tier and cluster figures are given per agent x model only: pooled over
+agents they would mix calibration agents with real ones and mean nothing. There are no
+subdomain figures: per agent x model they took most of the view's time, and nothing shows them.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ def overall(all_rows: Sequence[TrialRow]) -> dict[str, Any]:
 
 
 def leaderboard(all_rows: Sequence[TrialRow]) -> list[dict[str, Any]]:
-    """One entry per agent x model: FPR and MS with CIs overall and per tier, cluster and
-    subdomain, pass@k and pass^k, costs and statuses."""
+    """One entry per agent x model: FPR and MS with CIs overall, per tier and per cluster,
+    pass@k and pass^k, costs and statuses."""
     tax = load_taxonomy()
     entries = []
     for cell, everything in m.group_by(all_rows, lambda r: r.cell).items():
@@ -59,7 +60,6 @@ def leaderboard(all_rows: Sequence[TrialRow]) -> list[dict[str, Any]]:
             **overall(everything),
             "by_tier": grouped(group, "tier", TIERS),
             "by_cluster": grouped(group, "cluster", [c.id for c in tax.clusters]),
-            "by_subdomain": grouped(group, "subdomain", [s.id for s in tax.subdomains]),
             "pass_at_k": {k: m.pass_at_k(counts, k) for k in range(1, attempts + 1)},
             "pass_hat_k": {k: m.pass_hat_k(counts, k) for k in range(1, attempts + 1)},
             "costs": m.costs(everything),

@@ -48,7 +48,7 @@ def leaderboard_table(view: dict[str, Any], title: str = "leaderboard (agent x m
 
 
 def groups_table(view: dict[str, Any], key: str, what: str) -> Table:
-    """FPR and MS per agent x model and group (key: by_tier, by_cluster or by_subdomain)."""
+    """FPR and MS per agent x model and group (key: by_tier or by_cluster)."""
     table = Table(title=f"by {what} (per agent x model)", title_justify="left")
     for col, just in (("agent / model", "left"), (what, "left"), ("trials", "right"),
                       ("FPR [95% CI]", "right"), ("MS [95% CI]", "right")):
