@@ -84,7 +84,8 @@ def breakdown_section(view: dict[str, Any]) -> str:
     """FPR and MS by tier and by cluster, per agent x model (never pooled over agents)."""
     tax = load_taxonomy()
     board = view["leaderboard"]
-    matrix = {e["cell"]: {k: v["fpr"]["value"] for k, v in e["by_cluster"].items()} for e in board}
+    matrix = {e["cell"]: {k: v["fpr"]["value"] for k, v in e["by_cluster"].items()}
+              for e in board if e["by_cluster"]}
     heat = figures.cluster_heatmap(matrix, [(c.id, c.name) for c in tax.clusters])
     tier_rows = [
         [_e(e["cell"]), _e(k), str(v["trials"]), _ci(v["fpr"]), _ci(v["ms"])]
