@@ -167,13 +167,6 @@ def paired_comparison(a: Sequence[TrialRow], b: Sequence[TrialRow], reps: int = 
     return out
 
 
-def status_shares(rows: Sequence[TrialRow]) -> dict[str, float]:
-    counts: dict[str, int] = defaultdict(int)
-    for r in rows:
-        counts[r.status] += 1
-    return {k: round(v / len(rows), 4) for k, v in sorted(counts.items())} if rows else {}
-
-
 def costs(rows: Sequence[TrialRow]) -> dict[str, Any]:
     """Cost, tokens and wall time per trial and in total; unknown cost is reported, not 0."""
     known = [r.cost_usd for r in rows if r.cost_usd is not None]
