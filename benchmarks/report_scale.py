@@ -67,11 +67,13 @@ def build(run_dir: Path, trials: int) -> None:
                     "usage": {"used_declared": bool(used), "script_share": share},
                 }
                 conn.execute(
-                    "INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (trial_id, "synthetic", task_id, agent, model, attempt, sub.cluster, sub.id, tier,
                      status, None if status == "infra_error" else score, int(full), now_iso(), now_iso(),
                      ended_by, agent_s, cost, tokens[0], tokens[1], 0, 0, calls, missing, used, share,
-                     int(status != "infra_error"), None, json.dumps(record)),
+                     int(status != "infra_error"), None, json.dumps(record),
+                     "harness_error" if status == "infra_error" else status.replace("agent_error", "agent_exit"),
+                     0, "[]"),
                 )
                 if status == "infra_error":
                     continue

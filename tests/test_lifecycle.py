@@ -32,11 +32,12 @@ pytestmark = pytest.mark.usefixtures("base_env_ready")
 def test_oracle_scores_one_and_nop_zero(tmp_path: Path) -> None:
     oracle = run_json("run", COLUMN_TOTAL, "--agent", "oracle", "--out", tmp_path / "o")
     nop = run_json("run", COLUMN_TOTAL, "--agent", "nop", "--out", tmp_path / "n")
-    assert oracle["summary"]["fpr"] == 1.0 and oracle["trials"][0]["score"] == 1.0
-    assert nop["summary"]["fpr"] == 0.0 and nop["trials"][0]["score"] == 0.0
+    assert oracle["metrics"]["overall"]["fpr"]["value"] == 1.0 and oracle["trials"][0]["score"] == 1.0
+    assert nop["metrics"]["overall"]["fpr"]["value"] == 0.0 and nop["trials"][0]["score"] == 0.0
     assert nop["trials"][0]["status"] == "completed"
-    assert oracle["summary"]["by_tier"]["near-term"]["fpr"] == 1.0
-    assert oracle["summary"]["by_cluster"]["other"]["trials"] == 1
+    [cell] = oracle["metrics"]["leaderboard"]
+    assert cell["by_tier"]["near-term"]["fpr"]["value"] == 1.0
+    assert cell["by_cluster"]["other"]["trials"] == 1
     folder = trial_dir(tmp_path / "o", oracle["trials"][0])
     assert (folder / "output" / "result.json").is_file()
     assert (folder / "grader" / "result.json").is_file()
@@ -111,7 +112,7 @@ def test_tampered_input_fails_the_gate(tmp_path: Path) -> None:
 def test_show_matches_the_run(tmp_path: Path) -> None:
     ran = run_json("run", COLUMN_TOTAL, "--agent", "oracle", "--attempts", "2", "--out", tmp_path / "r")
     shown = run_json("show", tmp_path / "r")
-    assert shown["summary"] == ran["summary"]
+    assert shown["metrics"] == ran["metrics"]
     assert [t["trial_id"] for t in shown["trials"]] == [t["trial_id"] for t in ran["trials"]]
     human = run_cli("show", tmp_path / "r").stdout
     assert "column-total" in human and "FPR" in human

@@ -14,9 +14,9 @@ from lastexam.analysis.metrics import (
     paired_comparison,
     pass_at_k,
     pass_hat_k,
-    status_shares,
 )
-from lastexam.analysis.rows import TrialRow
+from lastexam.analysis.view import metrics_view, statuses
+from lastexam.store.rows import TrialRow
 
 
 def row(task: str, attempt: int, full: bool, score: float | None, **kw) -> TrialRow:
@@ -104,11 +104,27 @@ def test_costs_keep_unknown_apart() -> None:
     assert costs([row("A", 1, True, 1.0)])["cost_usd_total"] is None
 
 
-def test_status_shares_and_headline() -> None:
+def test_statuses_and_headline() -> None:
     rows = [*ROWS, row("D", 1, False, None, status="infra_error")]
-    shares = status_shares(rows)
-    assert shares == {"completed": round(6 / 7, 4), "infra_error": round(1 / 7, 4)}
+    assert statuses(rows) == {"completed": 6, "infra_error": 1}
     assert headline(rows)["tasks"] == 4
+
+
+def test_view_gives_tiers_and_clusters_per_agent_only() -> None:
+    """Two agents on the same tasks: each one's own figures, never their pool."""
+    rows = [row(t, 1, True, 1.0, agent="oracle", tier=tier) for t, tier in (("A", "near-term"), ("B", "last-exam"))]
+    rows += [row(t, 1, False, 0.0, agent="nop", tier=tier) for t, tier in (("A", "near-term"), ("B", "last-exam"))]
+    rows.append(row("C", 1, False, None, agent="nop", status="infra_error", counts=False))
+    view = metrics_view(rows)
+    board = {e["agent"]: e for e in view["leaderboard"]}
+    for agent, value in (("oracle", 1.0), ("nop", 0.0)):
+        assert {t: g["fpr"]["value"] for t, g in board[agent]["by_tier"].items()} == {
+            "near-term": value, "last-exam": value}
+        assert board[agent]["by_cluster"]["other"]["fpr"]["value"] == value
+    assert board["nop"]["trials"] == 2 and board["nop"]["excluded"] == 1
+    assert board["nop"]["statuses"] == {"completed": 2, "infra_error": 1}
+    assert not {"by_tier", "by_cluster", "by_subdomain"} & set(view)
+    assert view["overall"]["fpr"]["value"] == 0.5 and view["overall"]["excluded"] == 1
 
 
 CRAFTED = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -133,3 +134,33 @@ def test_compare_oracle_and_nop(runs) -> None:
     assert cmp["mcnemar"] == {"pairs": 3, "a_only": 3, "b_only": 0, "p_value": 0.25}
     human = run_cli("compare", *runs).stdout
     assert "McNemar" in human
+
+
+def _section_rows(text: str, heading: str) -> list[list[str]]:
+    """The table rows (cell texts) of the report section under an <h2> heading."""
+    section = text.split(f"<h2>{heading}</h2>", 1)[1].split("<h2>", 1)[0]
+    rows = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", section)]
+    return [[re.sub(r"<[^>]+>", "", cell).strip() for cell in row] for row in rows if row]
+
+
+def test_tier_and_cluster_figures_are_per_agent(tmp_path: Path) -> None:
+    """oracle and nop in one run: 100 % and 0 % per tier and cluster, never a pooled 50 %."""
+    experiment = tmp_path / "both.yaml"
+    experiment.write_text(f"tasks: [{COLUMN_TOTAL}]\nagents:\n  - name: oracle\n  - name: nop\n")
+    run = tmp_path / "run"
+    ran = run_json("run", "--config", experiment, "--out", run)
+    shown = run_json("show", run)
+    for view in (ran["metrics"], shown["metrics"]):
+        board = {e["agent"]: e for e in view["leaderboard"]}
+        for agent, fpr in (("oracle", 1.0), ("nop", 0.0)):
+            assert board[agent]["by_tier"]["near-term"]["fpr"]["value"] == fpr
+            assert board[agent]["by_cluster"]["other"]["fpr"]["value"] == fpr
+    html = tmp_path / "report.html"
+    run_cli("report", run, "--html", html)
+    rows = _section_rows(html.read_text(), "By tier and cluster")
+    assert rows == [
+        ["oracle", "near-term", "1", "100.0%", "100.0%"],
+        ["nop", "near-term", "1", "0.0%", "0.0%"],
+        ["oracle", "Other", "1", "100.0%", "100.0%"],
+        ["nop", "Other", "1", "0.0%", "0.0%"],
+    ]

@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lastexam.analysis.rows import TrialRow
+from lastexam.store.rows import TrialRow
 
 CATEGORIES = (
     "infra_error", "grader_error", "budget_exhausted", "timeout", "agent_error",

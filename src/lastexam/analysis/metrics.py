@@ -1,7 +1,7 @@
 """Metrics over trials: FPR and MS with bootstrap confidence intervals clustered by task,
 pass@k and pass^k, paired comparisons with an exact McNemar test, costs and statuses.
 
-Every function takes rows with the attributes of `TrialRow` (analysis/rows.py). Bootstrap
+Every function takes rows with the attributes of `TrialRow` (store/rows.py). Bootstrap
 resampling uses a fixed seed so that the same results always print the same intervals.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from lastexam.analysis.rows import TrialRow
+from lastexam.store.rows import TrialRow
 
 BOOTSTRAP_REPS = 1000
 SEED = 20261129
@@ -32,16 +32,18 @@ class Estimate:
         return {"value": self.value, "low": self.low, "high": self.high}
 
 
-def _bootstrap(sums: np.ndarray, counts: np.ndarray, reps: int) -> Estimate:
-    point = float(sums.sum() / counts.sum())
-    if len(sums) < 2:
-        return Estimate(point, None, None)
+def _bootstrap(series: tuple[np.ndarray, ...], counts: np.ndarray, reps: int) -> tuple[Estimate, ...]:
+    """Per series of per-task sums: the ratio to the attempts and its percentile CI, all
+    series resampled with the same draws of tasks."""
+    points = [float(sums.sum() / counts.sum()) for sums in series]
+    if len(counts) < 2:
+        return tuple(Estimate(p, None, None) for p in points)
     rng = np.random.default_rng(SEED)
-    idx = rng.integers(0, len(sums), size=(reps, len(sums)))
-    means = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    idx = rng.integers(0, len(counts), size=(reps, len(counts)))
+    means = np.stack([sums[idx].sum(axis=1) for sums in series]) / counts[idx].sum(axis=1)
     alpha = (1 - CONFIDENCE) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha])
-    return Estimate(point, float(low), float(high))
+    low, high = np.quantile(means, [alpha, 1 - alpha], axis=1)
+    return tuple(Estimate(p, float(lo), float(hi)) for p, lo, hi in zip(points, low, high, strict=True))
 
 
 def _per_task(rows: Sequence[TrialRow]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -64,7 +66,7 @@ def fpr(rows: Sequence[TrialRow]) -> Estimate:
 
 
 def mean_score(rows: Sequence[TrialRow]) -> Estimate:
-    # The caller passes the trials that count (analysis/overview.py); a trial with no score
+    # The caller passes the trials that count (analysis/view.py); a trial with no score
     # among them scores 0.
     return headline_estimates(rows)[1]
 
@@ -74,7 +76,8 @@ def headline_estimates(rows: Sequence[TrialRow], reps: int = BOOTSTRAP_REPS) -> 
     if not rows:
         return Estimate(None, None, None), Estimate(None, None, None)
     counts, passes, scores = _per_task(rows)
-    return _bootstrap(passes, counts, reps), _bootstrap(scores, counts, reps)
+    fpr_est, ms_est = _bootstrap((passes, scores), counts, reps)
+    return fpr_est, ms_est
 
 
 def group_by(rows: Iterable[TrialRow], key: Callable[[TrialRow], str]) -> dict[str, list[TrialRow]]:
@@ -162,13 +165,6 @@ def paired_comparison(a: Sequence[TrialRow], b: Sequence[TrialRow], reps: int = 
     out["mcnemar"] = {"pairs": len(pairs), "a_only": only_a, "b_only": only_b,
                       "p_value": mcnemar_exact(only_a, only_b)}
     return out
-
-
-def status_shares(rows: Sequence[TrialRow]) -> dict[str, float]:
-    counts: dict[str, int] = defaultdict(int)
-    for r in rows:
-        counts[r.status] += 1
-    return {k: round(v / len(rows), 4) for k, v in sorted(counts.items())} if rows else {}
 
 
 def costs(rows: Sequence[TrialRow]) -> dict[str, Any]:

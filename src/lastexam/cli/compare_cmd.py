@@ -14,20 +14,16 @@ def compare(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
     """A versus B on their shared tasks: FPR and MS differences with paired bootstrap 95% CIs
-    and an exact McNemar test on full passes."""
+    and an exact McNemar test on full passes (over the trials the error policy counts)."""
     from rich.table import Table
 
-    from lastexam.analysis.load import rows_of
-    from lastexam.analysis.metrics import headline, paired_comparison
+    from lastexam.analysis.view import comparison
     from lastexam.cli.output import out, print_json
     from lastexam.cli.tables import ci
+    from lastexam.store.rows import rows_of
 
-    a, b = rows_of([run_a]), rows_of([run_b])
-    result = {
-        "a": {"run": str(run_a), **headline(a)},
-        "b": {"run": str(run_b), **headline(b)},
-        "a_minus_b": paired_comparison(a, b),
-    }
+    result = comparison(rows_of([run_a]), rows_of([run_b]))
+    result["a"]["run"], result["b"]["run"] = str(run_a), str(run_b)
     if json_out:
         print_json(result)
         return

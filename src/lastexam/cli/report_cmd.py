@@ -16,27 +16,27 @@ def report(
 ) -> None:
     """A self-contained HTML report (leaderboard with CIs, cluster heatmap, cost vs score,
     failures, software use, per-task results with each trial's rubric) and exports."""
-    from lastexam.analysis.load import rows_of
-    from lastexam.analysis.overview import overview
+    from lastexam.analysis.view import metrics_view
     from lastexam.cli.output import err
     from lastexam.errors import LastexamError
+    from lastexam.store.rows import rows_of
 
     if not (html_out or csv_out or json_out):
         raise LastexamError("say what to write: --html FILE, --csv FILE and/or --json FILE")
     rows = rows_of(run_dirs)
-    o = overview(rows)
+    view = metrics_view(rows)
     if html_out:
         from lastexam.report.html import render
 
-        html_out.write_text(render(run_dirs, rows, o, html_out.resolve()), encoding="utf-8")
+        html_out.write_text(render(run_dirs, rows, view, html_out.resolve()), encoding="utf-8")
         err.print(f"HTML report: {html_out}")
     if csv_out:
         from lastexam.report.export import leaderboard_csv
 
-        csv_out.write_text(leaderboard_csv(o))
+        csv_out.write_text(leaderboard_csv(view))
         err.print(f"CSV leaderboard: {csv_out}")
     if json_out:
-        from lastexam.report.export import overview_json
+        from lastexam.report.export import view_json
 
-        json_out.write_text(overview_json(o))
+        json_out.write_text(view_json(view))
         err.print(f"JSON metrics: {json_out}")

@@ -48,13 +48,15 @@ def run(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Run an agent on tasks: each trial in a fresh sandbox, graded in another."""
-    from lastexam.analysis.summary import summarize
+    from lastexam.analysis.view import metrics_view
     from lastexam.cli.common import parse_kv
     from lastexam.cli.common import task_paths as resolve_paths
-    from lastexam.cli.output import err, print_json, results_table
+    from lastexam.cli.output import err, print_json
     from lastexam.cli.output import out as console
+    from lastexam.cli.tables import groups_table, leaderboard_table, statuses_line
     from lastexam.run.runner import execute
     from lastexam.store.models import RunConfig
+    from lastexam.store.rows import rows_of
 
     args = parse_kv(agent_arg or [], "--agent-arg")
     if config_file is not None and not resume:
@@ -85,19 +87,21 @@ def run(
             progress.update(bar, completed=finished, total=total, description=desc[:60])
 
         outcome = execute(config, out, resume=resume, on_progress=on_progress)
-    summary = summarize(outcome.trials)
+    view = metrics_view(rows_of([outcome.run_dir]))  # what `lastexam show` prints
     if json_out:
         print_json(
             {
                 "run_dir": str(outcome.run_dir),
                 "run_id": outcome.run_id,
                 "trials": [_trial_json(t) for t in outcome.trials],
-                "summary": summary,
+                "metrics": view,
             }
         )
         return
-    console.print(results_table(summary, f"run {outcome.run_id}: {config.agent}"))
-    console.print(f"statuses: {summary['statuses']}")
+    console.print(leaderboard_table(view, f"run {outcome.run_id}"))
+    console.print(groups_table(view, "by_tier", "tier"))
+    console.print(groups_table(view, "by_cluster", "cluster"))
+    console.print(statuses_line(view))
     console.print(f"run directory: {outcome.run_dir}")
 
 
@@ -154,7 +158,7 @@ def _trial_json(t) -> dict:
         "full_pass": t.full_pass,
         "error": t.error,
         "ended_by": t.ended_by,
-        "policy": t.policy,
+        "policy": t.policy.model_dump() if t.policy else None,
         "gateway": t.gateway.model_dump() if t.gateway else None,
         "checks": [c.model_dump() for c in (t.grade.checks if t.grade else [])],
     }

@@ -14,16 +14,16 @@ def show(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
-    """The trials of a run and its metrics: FPR and MS with 95% CIs by agent, tier and cluster,
-    pass@k, cost, statuses, failure categories and use of the declared software."""
-    from lastexam.analysis.load import rows_of
-    from lastexam.analysis.overview import overview
-    from lastexam.analysis.summary import summarize
+    """The trials of a run and its metrics: FPR and MS with 95% CIs per agent x model (overall,
+    by tier and cluster), pass@k, cost, statuses, failure categories and use of the declared
+    software."""
+    from lastexam.analysis.view import metrics_view
     from lastexam.cli.output import out, print_json
-    from lastexam.cli.tables import render_overview, trials_table
+    from lastexam.cli.tables import render_view, trials_table
+    from lastexam.store.rows import rows_of
 
     rows = rows_of(run_dirs)
-    metrics = overview(rows)
+    view = metrics_view(rows)
     if json_out:
         print_json(
             {
@@ -34,8 +34,7 @@ def show(
                      "full_pass": r.full_pass}
                     for r in rows
                 ],
-                "summary": summarize(rows),
-                "metrics": metrics,
+                "metrics": view,
             }
         )
         return
@@ -43,4 +42,4 @@ def show(
         out.print(trials_table(rows))
     else:
         out.print(f"{len(rows)} trials (per-trial lines omitted: use --json or `lastexam report`)")
-    render_overview(out, metrics)
+    render_view(out, view)

@@ -1,4 +1,4 @@
-"""Rich tables of metrics for `show` and `compare`."""
+"""Rich tables of the metrics view (analysis/view.py) for `run`, `show` and `compare`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from lastexam.analysis.rows import TrialRow
 from lastexam.cli.output import pct
+from lastexam.store.rows import TrialRow
 
 
 def ci(est: dict[str, float | None]) -> str:
@@ -32,20 +32,11 @@ def trials_table(rows: Sequence[TrialRow]) -> Table:
     return table
 
 
-def _headline_table(title: str, groups: dict[str, dict[str, Any]]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for col, just in (("group", "left"), ("trials", "right"), ("FPR [95% CI]", "right"), ("MS [95% CI]", "right")):
-        table.add_column(col, justify=just)
-    for name, h in groups.items():
-        table.add_row(name, str(h["trials"]), ci(h["fpr"]), ci(h["ms"]))
-    return table
-
-
-def render_overview(console: Console, o: dict[str, Any]) -> None:
-    board = Table(title="leaderboard (agent x model)", title_justify="left")
+def leaderboard_table(view: dict[str, Any], title: str = "leaderboard (agent x model)") -> Table:
+    board = Table(title=title, title_justify="left")
     for col in ("agent / model", "tasks", "trials", "FPR [95% CI]", "MS [95% CI]", "pass@k", "cost", "time/trial"):
         board.add_column(col)
-    for e in o["leaderboard"]:
+    for e in view["leaderboard"]:
         ks = {k: v for k, v in e["pass_at_k"].items() if v is not None}
         passk = " ".join(f"@{k}:{pct(v)}" for k, v in ks.items()) if len(ks) > 1 else "-"
         cost = e["costs"]["cost_usd_total"]
@@ -53,18 +44,39 @@ def render_overview(console: Console, o: dict[str, Any]) -> None:
         cost_text = "-" if cost is None and not unknown else f"${cost or 0:.2f}" + (f" (+{unknown} unknown)" if unknown else "")
         board.add_row(e["cell"], str(e["tasks"]), str(e["trials"]), ci(e["fpr"]), ci(e["ms"]), passk,
                       cost_text, f"{e['costs']['wall_s_per_trial']}s")
-    console.print(board)
-    console.print(_headline_table("by tier", o["by_tier"]))
-    console.print(_headline_table("by cluster", o["by_cluster"]))
-    statuses = ", ".join(f"{k} {pct(v)}" for k, v in o["statuses"].items())
-    console.print(f"statuses: {statuses}")
-    fails = {k: v for k, v in o["failures"]["by_category"].items() if v}
+    return board
+
+
+def groups_table(view: dict[str, Any], key: str, what: str) -> Table:
+    """FPR and MS per agent x model and group (key: by_tier or by_cluster)."""
+    table = Table(title=f"by {what} (per agent x model)", title_justify="left")
+    for col, just in (("agent / model", "left"), (what, "left"), ("trials", "right"),
+                      ("FPR [95% CI]", "right"), ("MS [95% CI]", "right")):
+        table.add_column(col, justify=just)
+    for e in view["leaderboard"]:
+        for name, h in e[key].items():
+            table.add_row(e["cell"], name, str(h["trials"]), ci(h["fpr"]), ci(h["ms"]))
+        table.add_section()
+    return table
+
+
+def statuses_line(view: dict[str, Any]) -> str:
+    total = sum(view["statuses"].values())
+    return "statuses: " + ", ".join(f"{k} {v} ({pct(v / total)})" for k, v in view["statuses"].items())
+
+
+def render_view(console: Console, view: dict[str, Any]) -> None:
+    console.print(leaderboard_table(view))
+    console.print(groups_table(view, "by_tier", "tier"))
+    console.print(groups_table(view, "by_cluster", "cluster"))
+    console.print(statuses_line(view))
+    fails = {k: v for k, v in view["failures"]["by_category"].items() if v}
     if fails:
         console.print("failures: " + ", ".join(f"{k} {v}" for k, v in fails.items()))
     usage = Table(title="use of the declared software", title_justify="left")
     for col in ("agent / model", "trials known", "used", "FPR used", "FPR not used", "script execs"):
         usage.add_column(col)
-    for cell, u in o["software_usage"].items():
+    for cell, u in view["software_usage"].items():
         usage.add_row(cell, str(u["known"]), pct(u["used_share"]), pct(u["fpr_used"]),
                       pct(u["fpr_not_used"]), pct(u["script_share"]))
     console.print(usage)

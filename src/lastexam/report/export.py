@@ -1,4 +1,5 @@
-"""Leaderboard exports: CSV (one row per agent x model) and JSON (the whole overview)."""
+"""Exports of the metrics view (analysis/view.py): CSV (one row per agent x model) and JSON
+(the whole view)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 from typing import Any
 
 
-def leaderboard_csv(o: dict[str, Any]) -> str:
+def leaderboard_csv(view: dict[str, Any]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow([
@@ -16,7 +17,7 @@ def leaderboard_csv(o: dict[str, Any]) -> str:
         "fpr_near_term", "fpr_full_spectrum", "fpr_last_exam", "cost_usd_total",
         "trials_with_unknown_cost", "input_tokens", "output_tokens", "wall_s_per_trial",
     ])
-    for e in o["leaderboard"]:
+    for e in view["leaderboard"]:
         tiers = e["by_tier"]
         c = e["costs"]
         w.writerow([
@@ -30,5 +31,5 @@ def leaderboard_csv(o: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
-def overview_json(o: dict[str, Any]) -> str:
-    return json.dumps(o, indent=2, default=str) + "\n"
+def view_json(view: dict[str, Any]) -> str:
+    return json.dumps(view, indent=2, default=str) + "\n"

@@ -12,10 +12,10 @@ from typing import Any
 
 from lastexam import __version__
 from lastexam.analysis.failures import CATEGORIES, attribute
-from lastexam.analysis.rows import TrialRow
 from lastexam.report import figures
 from lastexam.store.db import Store
 from lastexam.store.models import CheckResult
+from lastexam.store.rows import TrialRow
 from lastexam.taxonomy import load_taxonomy
 
 EMBED_LIMIT = 3000  # rubrics embedded in the page up to this many trials; beyond, linked
@@ -80,19 +80,27 @@ def leaderboard_section(o: dict[str, Any]) -> str:
     )
 
 
-def breakdown_section(o: dict[str, Any]) -> str:
+def breakdown_section(view: dict[str, Any]) -> str:
+    """FPR and MS by tier and by cluster, per agent x model (never pooled over agents)."""
     tax = load_taxonomy()
-    clusters = [(c.id, c.name) for c in tax.clusters]
-    heat = figures.cluster_heatmap(o["cluster_matrix"], clusters)
-    tier_rows = [[_e(k), str(v["trials"]), _ci(v["fpr"]), _ci(v["ms"])] for k, v in o["by_tier"].items()]
+    board = view["leaderboard"]
+    matrix = {e["cell"]: {k: v["fpr"]["value"] for k, v in e["by_cluster"].items()}
+              for e in board if e["by_cluster"]}
+    heat = figures.cluster_heatmap(matrix, [(c.id, c.name) for c in tax.clusters])
+    tier_rows = [
+        [_e(e["cell"]), _e(k), str(v["trials"]), _ci(v["fpr"]), _ci(v["ms"])]
+        for e in board for k, v in e["by_tier"].items()
+    ]
     cluster_rows = [
-        [_e(tax.cluster(k).name if tax.cluster(k) else k), str(v["trials"]), _ci(v["fpr"]), _ci(v["ms"])]
-        for k, v in o["by_cluster"].items()
+        [_e(e["cell"]), _e(tax.cluster(k).name if tax.cluster(k) else k), str(v["trials"]),
+         _ci(v["fpr"]), _ci(v["ms"])]
+        for e in board for k, v in e["by_cluster"].items()
     ]
     return (
-        "<h2>By tier and cluster</h2>"
-        + _table(["tier", "trials", "FPR", "MS"], tier_rows)
-        + _table(["cluster", "trials", "FPR", "MS"], cluster_rows)
+        "<h2>By tier and cluster</h2><p class=small>Per agent x model: a tier or cluster "
+        "figure pooled over agents would mix calibration agents with real ones.</p>"
+        + _table(["agent / model", "tier", "trials", "FPR", "MS"], tier_rows)
+        + _table(["agent / model", "cluster", "trials", "FPR", "MS"], cluster_rows)
         + ("<h3>FPR by cluster and agent x model</h3>" + heat if heat else "")
     )
 

@@ -1,5 +1,6 @@
 """Regrade stored outputs with the current grader, without rerunning any agent. The old
-grade is kept; the new one becomes the trial's score (show and reports use the newest)."""
+grade is kept; the new one becomes the trial's score, status and policy decision in the
+store, and the trial's trial.json is rewritten from the store (every reader agrees)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from lastexam.run.policy import POLICY, agent_kind
 from lastexam.run.runner import make_provider, new_run_id
 from lastexam.run.workspace import RunWorkArea
 from lastexam.store.db import Store
+from lastexam.store.files import write_trial_file
 from lastexam.store.models import TrialRecord
 from lastexam.task.load import Task, load_task
 
@@ -93,12 +95,14 @@ def _regrade_one(
                                            f"{area.root.name}.{record.trial_id}"))
     kind = agent_kind(record.ended_by, record.agent_exit_code) if g.ok else "grader_failed"
     policy = POLICY[kind]
-    store.add_grade(record.trial_id, g, policy.status, policy.counts)
+    store.add_grade(record.trial_id, g, kind, policy.status, policy.counts)
     grades_dir = folder / "grades"  # the regrades' rubrics, beside the original grader/
     number = len(list(grades_dir.iterdir())) + 1 if grades_dir.is_dir() else 1
     dest = grades_dir / f"{number:02d}-{g.grader_version[:12]}"
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "grade.json").write_text(g.model_dump_json(indent=2))
+    regraded = next(store.trials(trial_id=record.trial_id))
+    write_trial_file(folder, regraded)
     shutil.rmtree(work, ignore_errors=True)
-    return Regraded(record.trial_id, record.score, g.score if g.ok else None, old_version,
-                    g.grader_version, policy.status, note or (g.error or ""))
+    return Regraded(record.trial_id, record.score, regraded.score, old_version,
+                    g.grader_version, regraded.status, note or (g.error or ""))

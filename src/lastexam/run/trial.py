@@ -34,7 +34,8 @@ from lastexam.sandbox.base import (
     SandboxRequest,
 )
 from lastexam.store.db import Store, now_iso
-from lastexam.store.models import GradeRecord, TrialKey, TrialRecord
+from lastexam.store.files import write_trial_file
+from lastexam.store.models import EarlierTry, GradeRecord, PolicyDecision, TrialKey, TrialRecord
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
 from lastexam.usage.channel import ExecLogChannel, check_not_hidden, pythonpath_env
@@ -80,7 +81,7 @@ class TrialRunner:
     def run(self, plan: TrialPlan) -> TrialRecord:
         """Run the trial, retrying infrastructure failures as the error policy says, then
         record it (artifacts first, then the store: the commit point)."""
-        earlier: list[dict[str, str]] = []
+        earlier: list[EarlierTry] = []
         while True:
             record, kind = self._attempt(plan)
             policy = POLICY[kind]
@@ -90,19 +91,16 @@ class TrialRunner:
                 raise RunAborted(f"{record.trial_id}: {record.error}")
             if retries_left <= 0:
                 break
-            earlier.append({"kind": kind, "error": (record.error or "")[-2000:]})
+            earlier.append(EarlierTry(kind=kind, error=(record.error or "")[-2000:]))
             self.area.trial(record.trial_id).remove()
             time.sleep(policy.backoff_s * 2 ** (len(earlier) - 1))
-        record.policy = {
-            "kind": kind, "status": policy.status, "graded": record.grade is not None,
-            "counts": policy.counts, "retries": len(earlier), "earlier": earlier,
-        }
+        record.policy = PolicyDecision(kind=kind, counts=policy.counts, retries=len(earlier),
+                                       earlier=earlier)
         ws = self.area.trial(record.trial_id)
         started = time.monotonic()
         point("record", self.run_id, record.trial_id)
         try:
-            self._save_artifacts(ws, record)
-            record.timings["record"] = round(time.monotonic() - started, 4)
+            self._save_artifacts(ws, record, started)
             point("commit", self.run_id, record.trial_id)
             self.store.record_trial(record)
         except (OSError, sqlite3.Error) as e:
@@ -194,7 +192,7 @@ class TrialRunner:
                     ),
                 )
                 if not grade_record.ok:
-                    kind, error = "grader_failed", grade_record.error
+                    kind = "grader_failed"  # the record's error is then the grade's
             lap("grade")
         except Exception as e:  # every failure becomes a recorded, classified trial
             kind = infra_kind(e, task.path.is_dir(), step)
@@ -219,7 +217,7 @@ class TrialRunner:
             full_pass=bool(grade_record and grade_record.full_pass),
             agent_exit_code=exit_code,
             ended_by=ended_by,
-            error=error,
+            run_error=error,
             started_at=started_at,
             finished_at=now_iso(),
             timings=timings,
@@ -332,9 +330,10 @@ class TrialRunner:
             self.fingerprints[env.name] = fingerprint(env)
         return self.fingerprints[env.name]
 
-    def _save_artifacts(self, ws: TrialWorkspace, record: TrialRecord) -> None:
+    def _save_artifacts(self, ws: TrialWorkspace, record: TrialRecord, started: float) -> None:
         """Move the trial's files into the run directory under a temporary name, then rename:
-        a trial folder either is complete or does not exist."""
+        a trial folder either is complete or does not exist. trial.json is written last, from
+        the record exactly as the store will hold it."""
         trials = self.run_dir / "trials"
         final = trials / record.trial_id
         tmp = trials / f".tmp-{record.trial_id}"
@@ -355,5 +354,6 @@ class TrialRunner:
             if (ws.grade / name).exists():
                 (tmp / "grader").mkdir(exist_ok=True)
                 shutil.move(ws.grade / name, tmp / "grader" / name)
-        (tmp / "trial.json").write_text(record.model_dump_json(indent=2))
+        record.timings["record"] = round(time.monotonic() - started, 4)
+        write_trial_file(tmp, record)
         os.replace(tmp, final)

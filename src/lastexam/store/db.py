@@ -2,6 +2,11 @@
 
 A trial is recorded in one transaction (trial row, its grade and checks): the commit is the
 moment it becomes finished, so a run killed at any moment and resumed records it exactly once.
+
+The row is the trial's truth. Its status, score, full pass and error-policy decision live in
+columns that a regrade updates together with the new grade; `record_json` holds what never
+changes after the run (timings, outputs, usage, repro...), and `trial.json` is rendered from
+the row (store/files.py).
 """
 
 from __future__ import annotations
@@ -15,15 +20,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from lastexam.errors import LastexamError
+from lastexam.store.migrate import MIGRATIONS, migrate
 from lastexam.store.models import (
     SCHEMA_VERSION,
     CheckResult,
     GradeRecord,
     RunConfig,
     TrialRecord,
+    TrialStatus,
 )
 
 DB_NAME = "results.db"
+# Fields of a trial record held in their own columns (or tables), not in record_json.
+ROW_FIELDS = {"status", "score", "full_pass", "policy", "grade", "error"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,7 +72,10 @@ CREATE TABLE IF NOT EXISTS trials (
     script_share REAL,
     counts INTEGER NOT NULL,  -- the error policy: does the score count toward the metrics
     grade_id INTEGER,  -- the current (newest) grade
-    record_json TEXT NOT NULL,
+    record_json TEXT NOT NULL,  -- the rest of the record, without status, score or policy
+    policy_kind TEXT NOT NULL,  -- the error policy's kind of ending (run/policy.py)
+    retries INTEGER NOT NULL,  -- retries the error policy made
+    earlier_json TEXT NOT NULL,  -- the retried attempts: [{kind, error}]
     UNIQUE (task_id, agent, model, attempt)
 );
 CREATE TABLE IF NOT EXISTS grades (
@@ -142,15 +154,27 @@ class Store:
                 self.conn.execute(
                     "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                 )
-            version = self.conn.execute(
-                "SELECT value FROM meta WHERE key='schema_version'"
-            ).fetchone()
+            version = self.schema_version()
+            if version in MIGRATIONS:
+                self._migrate(version)
+                version = self.schema_version()
         except sqlite3.DatabaseError as e:
             raise LastexamError(f"results store is unreadable or corrupt: {e}", path=self.path) from None
-        if version is None or int(version[0]) != SCHEMA_VERSION:
+        if version != SCHEMA_VERSION:
+            raise LastexamError(f"results store schema {version} is not {SCHEMA_VERSION}", path=self.path)
+
+    def _migrate(self, version: int) -> None:
+        try:
+            migrate(self, self.path.parent)
+        except (sqlite3.DatabaseError, OSError, ValueError) as e:
             raise LastexamError(
-                f"results store schema {version and version[0]} is not {SCHEMA_VERSION}", path=self.path
-            )
+                f"cannot migrate the results store from schema {version} to {SCHEMA_VERSION}"
+                f" (the store is left as it was): {e}", path=self.path,
+            ) from None
+
+    def schema_version(self) -> int | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row and str(row[0]).isdigit() else None
 
     def close(self) -> None:
         self.conn.close()
@@ -177,28 +201,38 @@ class Store:
 
     def record_trial(self, record: TrialRecord) -> None:
         """Insert the trial and its grade in one transaction (the trial's commit point)."""
-        body = record.model_dump(mode="json", exclude={"grade"})
+        if record.policy is None:
+            raise ValueError(f"{record.trial_id}: recorded without the error policy's decision")
         g = record.gateway
         usage = g.usage if g else None
         used = record.usage.get("used_declared")
+        row = {
+            "trial_id": record.trial_id, "run_id": record.run_id, "task_id": record.key.task_id,
+            "agent": record.key.agent, "model": record.key.model, "attempt": record.key.attempt,
+            "cluster": record.cluster, "subdomain": record.subdomain, "tier": record.tier,
+            "status": record.status, "score": record.score, "full_pass": int(record.full_pass),
+            "started_at": record.started_at, "finished_at": record.finished_at,
+            "ended_by": record.ended_by, "agent_s": record.timings.get("agent", 0.0),
+            "cost_usd": g.cost_usd if g else None,
+            "input_tokens": usage.input_tokens if usage else 0,
+            "output_tokens": usage.output_tokens if usage else 0,
+            "cache_read_tokens": usage.cache_read_tokens if usage else 0,
+            "cache_write_tokens": usage.cache_write_tokens if usage else 0,
+            "model_calls": g.model_calls if g else 0,
+            "missing_outputs": len(record.missing_outputs),
+            "used_software": None if used is None else int(used),
+            "script_share": record.usage.get("script_share"),
+            "counts": int(record.policy.counts), "grade_id": None,
+            "record_json": json.dumps(record.model_dump(mode="json", exclude=ROW_FIELDS)),
+            "policy_kind": record.policy.kind, "retries": record.policy.retries,
+            "earlier_json": json.dumps([e.model_dump() for e in record.policy.earlier]),
+        }
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self.conn.execute(
-                    "INSERT INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        record.trial_id, record.run_id, record.key.task_id, record.key.agent,
-                        record.key.model, record.key.attempt, record.cluster, record.subdomain,
-                        record.tier, record.status, record.score, int(record.full_pass),
-                        record.started_at, record.finished_at, record.ended_by,
-                        record.timings.get("agent", 0.0), g.cost_usd if g else None,
-                        usage.input_tokens if usage else 0, usage.output_tokens if usage else 0,
-                        usage.cache_read_tokens if usage else 0,
-                        usage.cache_write_tokens if usage else 0, g.model_calls if g else 0,
-                        len(record.missing_outputs), None if used is None else int(used),
-                        record.usage.get("script_share"), int(record.policy.get("counts", True)),
-                        None, json.dumps(body),
-                    ),
+                    f"INSERT INTO trials ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                    tuple(row.values()),
                 )
                 if record.grade is not None:
                     self._insert_grade(record.trial_id, record.grade)
@@ -207,15 +241,19 @@ class Store:
                 self.conn.execute("ROLLBACK")
                 raise
 
-    def add_grade(self, trial_id: str, grade: GradeRecord, status: str, counts: bool) -> None:
-        """A regrade: keep the old grade, make this one the trial's current score."""
+    def add_grade(self, trial_id: str, grade: GradeRecord, kind: str, status: TrialStatus,
+                  counts: bool) -> None:
+        """A regrade: keep the old grade, make this one the trial's current score, and record
+        the error policy's new decision (kind, status, counts) with it, in one transaction."""
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self._insert_grade(trial_id, grade)
                 self.conn.execute(
-                    "UPDATE trials SET score=?, full_pass=?, status=?, counts=? WHERE trial_id=?",
-                    (grade.score, int(grade.full_pass), status, int(counts), trial_id),
+                    "UPDATE trials SET score=?, full_pass=?, status=?, counts=?, policy_kind=?"
+                    " WHERE trial_id=?",
+                    (grade.score if grade.ok else None, int(grade.ok and grade.full_pass), status,
+                     int(counts), kind, trial_id),
                 )
                 self.conn.execute("COMMIT")
             except BaseException:
@@ -242,15 +280,20 @@ class Store:
         )
 
     def trials(self, *, with_checks: bool = True, trial_id: str | None = None) -> Iterator[TrialRecord]:
-        """Every trial (or the one named) with its newest grade (status and score as last graded)."""
+        """Every trial (or the one named) as its row says: status, score and policy decision
+        from the columns, with its newest grade."""
         where, args = ("WHERE trial_id = ?", (trial_id,)) if trial_id else ("", ())
         rows = self.conn.execute(
-            f"SELECT record_json, status, score, full_pass FROM trials {where} ORDER BY rowid", args
+            "SELECT record_json, status, score, full_pass, counts, policy_kind, retries,"
+            f" earlier_json FROM trials {where} ORDER BY rowid", args
         ).fetchall()
         grades = self._newest_grades(with_checks, trial_id)
-        for record_json, status, score, full_pass in rows:
-            record = TrialRecord.model_validate_json(record_json)
-            record.status, record.score, record.full_pass = status, score, bool(full_pass)
+        for body, status, score, full_pass, counts, kind, retries, earlier in rows:
+            record = TrialRecord.model_validate({
+                **json.loads(body), "status": status, "score": score, "full_pass": bool(full_pass),
+                "policy": {"kind": kind, "counts": bool(counts), "retries": retries,
+                           "earlier": json.loads(earlier)},
+            })
             record.grade = grades.get(record.trial_id)
             yield record
 

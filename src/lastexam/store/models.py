@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from lastexam.gateway.models import SessionSummary
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_MODEL_IN_ID = 48
 
 TrialStatus = Literal[
@@ -52,6 +52,27 @@ class GradeRecord(BaseModel):
     duration_s: float
 
 
+class EarlierTry(BaseModel):
+    """An attempt the error policy retried: its kind and the end of its error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    error: str = ""
+
+
+class PolicyDecision(BaseModel):
+    """The error policy's decision on a trial (run/policy.py): the kind of ending, whether
+    the score counts, and the retries. The status it gives is the trial's own `status`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    counts: bool
+    retries: int = 0
+    earlier: list[EarlierTry] = []
+
+
 class TrialKey(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -86,7 +107,7 @@ class TrialRecord(BaseModel):
     full_pass: bool
     agent_exit_code: int | None = None
     ended_by: str = "exit"  # exit | timeout | memory | output_limit | budget_exhausted | not_started
-    error: str | None = None
+    run_error: str | None = None  # the agent's or the harness's; a grader's is in its grade
     started_at: str
     finished_at: str
     timings: dict[str, float] = {}
@@ -94,11 +115,18 @@ class TrialRecord(BaseModel):
     missing_outputs: list[str] = []  # required outputs (task.toml) absent from the snapshot
     # exec log summary: programs run, script execs, Python imports, declared software used
     usage: dict[str, Any] = {}
-    # the error policy's decision: kind, status, graded, counts, retries and earlier errors
-    policy: dict[str, Any] = {}
+    policy: PolicyDecision | None = None  # None until the trial's ending is decided
     repro: dict[str, Any] = {}  # what the result depends on (hashes, versions, host)
     gateway: SessionSummary | None = None  # model calls, tokens, cost, budget (model agents)
-    grade: GradeRecord | None = None
+    grade: GradeRecord | None = None  # the newest grade; older ones stay in the store
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def error(self) -> str | None:
+        """What went wrong, as of the newest grade: the grader's failure, else the run's."""
+        if self.grade is not None and not self.grade.ok:
+            return self.grade.error
+        return self.run_error
 
 
 class RunConfig(BaseModel):

@@ -8,8 +8,8 @@ from typing import Any
 from urllib.parse import quote
 
 from lastexam.analysis.failures import attribute
-from lastexam.analysis.rows import TrialRow
 from lastexam.store.models import TrialRecord
+from lastexam.store.rows import TrialRow
 from lastexam.viewer.paths import TrialFolder
 
 LOG_TAIL_BYTES = 20_000

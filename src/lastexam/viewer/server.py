@@ -10,10 +10,10 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from lastexam.analysis.rows import TrialRow, load_rows
 from lastexam.errors import LastexamError
 from lastexam.store.db import Store
 from lastexam.store.models import TrialRecord
+from lastexam.store.rows import TrialRow, load_rows
 from lastexam.viewer import pages
 from lastexam.viewer.content import INLINE_MAX_BYTES, PAGE_CSP, file_headers
 from lastexam.viewer.paths import Refused, TrialFolder, split_path

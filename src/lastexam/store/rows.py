@@ -1,10 +1,12 @@
-"""TrialRow: the flat view of a trial that metrics work on, loaded straight from SQLite so
-that summarising 100,000 trials does not parse 100,000 JSON records into models."""
+"""TrialRow: the flat view of a trial that metrics work on, loaded straight from the store's
+columns so that summarising 100,000 trials does not parse 100,000 JSON records into models."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from lastexam.errors import LastexamError
 from lastexam.store.db import Store
 
 
@@ -58,9 +60,24 @@ ORDER BY t.rowid
 
 
 def load_rows(store: Store, run: str = "") -> list[TrialRow]:
+    """The store's trials as rows, in the order they were recorded."""
     # ROWS_SQL selects TrialRow's fields in declaration order, `run` last.
     rows = []
     for r in store.conn.execute(ROWS_SQL):
         rows.append(TrialRow(*r[:10], bool(r[10]), r[11] or "exit", *r[12:23],
                              None if r[23] is None else bool(r[23]), r[24], bool(r[25]), r[26], run))
+    return rows
+
+
+def rows_of(run_dirs: list[Path]) -> list[TrialRow]:
+    """The rows of one or more run directories, each tagged with its directory's name."""
+    rows: list[TrialRow] = []
+    for run_dir in run_dirs:
+        if not run_dir.is_dir():
+            raise LastexamError("no such run directory", path=run_dir)
+        store = Store(run_dir)
+        try:
+            rows.extend(load_rows(store, run=run_dir.name))
+        finally:
+            store.close()
     return rows
