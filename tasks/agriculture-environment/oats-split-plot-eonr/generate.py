@@ -2,10 +2,12 @@
 
     python3 generate.py --out DIR      (run in the `rstats` environment: Rscript is needed)
 
-The data are Yates' (1935) oats split-plot trial as shipped in Debian's r-cran-mass (MASS::oats:
-6 blocks, 3 varieties on whole plots, 4 nitrogen rates on sub-plots, 72 yields). They are written
-as a field book with plot numbers; the sub-plot letters follow a seeded re-randomisation within
-each whole plot, as a field book would record them. The reference is computed here with R by a
+The trial has the layout of Yates' (1935) oats split-plot (6 blocks, 3 varieties on whole plots,
+4 nitrogen rates on sub-plots, 72 yields), but its yields are re-simulated with a seed, so the
+published analyses of MASS::oats are not its answer: block, whole-plot and sub-plot effects are
+drawn afresh around a quadratic nitrogen response and variety shifts of the size Yates found,
+with no variety x nitrogen interaction, and rounded to whole quarter-pounds as the field book
+records them. Varieties and sub-plot letters are randomised within blocks and whole plots. The reference is computed here with R by a
 route independent of the oracle's aov(Error()) call: the whole-plot error from an lm on the 18
 whole-plot means, the sub-plot error from an lm on the 72 sub-plots, contrast sums of squares
 from the orthogonal-polynomial coefficients, SEDs from their textbook formulas.
@@ -13,7 +15,6 @@ from the orthogonal-polynomial coefficients, SEDs from their textbook formulas.
 
 import argparse
 import csv
-import io
 import json
 import random
 import subprocess
@@ -25,12 +26,11 @@ CANARY = "c1ff6f07-31d1-47b2-9319-31d5d10490ad"
 PRICE_GRAIN = 0.16  # USD per kg of oat grain
 PRICE_N = 1.30  # USD per kg of N
 
-DUMP_R = r"""
-library(MASS)
-d <- oats
-write.csv(data.frame(B = as.character(d$B), V = as.character(d$V), N = as.character(d$N), Y = d$Y),
-          stdout(), row.names = FALSE)
-"""
+VARIETIES = {"Golden rain": 0.0, "Marvellous": 5.3, "Victory": -6.9}  # quarter-lb per sub-plot
+RATES = [0.0, 0.2, 0.4, 0.6]  # cwt N per acre
+MEAN_AT_ZERO = 79.0  # quarter-lb per sub-plot
+N_LINEAR, N_QUADRATIC = 112.0, -66.0  # response in quarter-lb per cwt and per cwt^2
+SD_BLOCK, SD_WHOLE_PLOT, SD_SUB_PLOT = 14.0, 10.0, 12.0
 
 REFERENCE_R = r"""
 args <- commandArgs(trailingOnly = TRUE)
@@ -113,24 +113,24 @@ out(c("eonr", "net_return_usd_ha"), pg * (b1 * e + b2 * e^2) - pn * e)
 
 
 def field_book(rng: random.Random) -> list[list[str]]:
-    dump = subprocess.run(["Rscript", "-e", DUMP_R], capture_output=True, text=True, check=True).stdout
-    rows = list(csv.DictReader(io.StringIO(dump)))
     blocks = ["I", "II", "III", "IV", "V", "VI"]
-    varieties = sorted({r["V"] for r in rows})
     out = []
     plot = 0
     for block in blocks:
-        vs = varieties[:]
+        block_effect = rng.gauss(0.0, SD_BLOCK)
+        vs = sorted(VARIETIES)
         rng.shuffle(vs)
         for v in vs:
             plot += 1
-            cells = sorted((r for r in rows if r["B"] == block and r["V"] == v), key=lambda r: r["N"])
+            wp_effect = rng.gauss(0.0, SD_WHOLE_PLOT)
             letters = ["a", "b", "c", "d"]
             rng.shuffle(letters)
-            for letter, r in sorted(zip(letters, cells, strict=False), key=lambda t: t[0]):
-                n = r["N"].replace("cwt", "")
-                out.append([f"{plot:02d}{letter}", block, f"{plot:02d}", v.replace(".", " "), letter,
-                            f"{float(n):.1f}", r["Y"]])
+            cells = []
+            for letter, n in zip(letters, RATES, strict=True):
+                mean = MEAN_AT_ZERO + VARIETIES[v] + N_LINEAR * n + N_QUADRATIC * n * n
+                y = round(mean + block_effect + wp_effect + rng.gauss(0.0, SD_SUB_PLOT))
+                cells.append([f"{plot:02d}{letter}", block, f"{plot:02d}", v, letter, f"{n:.1f}", str(y)])
+            out += sorted(cells)
     return out
 
 
