@@ -1,12 +1,15 @@
 """Seeded generator of inputs/ and reference/ for adjuvant-colon-dfs-sap: python3 generate.py --out DIR.
 
-The subjects are those of the adjuvant colon cancer trial shipped with R's survival package
+The subjects start from the adjuvant colon cancer trial shipped with R's survival package
 (`survival::colon`: levamisole, levamisole + 5-FU or observation after resection of stage
-B/C colon cancer). They are re-issued as an ADaM-style ADSL/ADTTE pair with new subject
-identifiers, seeded randomisation dates, calendar event dates (AVAL not given) and the CDISC
-censoring flag (CNSR = 1 for censored).
+B/C colon cancer), perturbed with a seed so that the published analyses of `colon` are not the
+answer: a random 4 % of subjects are left out, each subject's recurrence and death times are
+stretched by one factor drawn from 0.8 to 1.25 (their order and ties kept) and each age moved
+by up to 2 years. They are issued as an ADaM-style ADSL/ADTTE pair with new subject identifiers,
+seeded randomisation dates, calendar event dates (AVAL not given) and the CDISC censoring flag
+(CNSR = 1 for censored).
 
-The reference is computed by R survival from the original `colon` rows (recurrence and death
+The reference is computed by R survival from the perturbed source rows (recurrence and death
 records per subject) rather than from the exported CSVs, so it checks the export and the
 DFS derivation of the oracle as well as its statistics."""
 
@@ -24,6 +27,9 @@ SEED = 35
 CANARY = "da81922a-8a86-4b1f-b50a-ea31df2f2aab"
 STUDY = "CRC-ADJ-03"
 HERE = Path(__file__).resolve().parent
+DROP_FRACTION = 0.04
+STRETCH = (0.8, 1.25)
+AGE_SHIFT = 2
 ARMS = {"Obs": ("OBS", "Observation"), "Lev": ("LEV", "Levamisole"), "Lev+5FU": ("LEV5FU", "Levamisole + 5-FU")}
 
 DUMP_R = r"""
@@ -37,8 +43,8 @@ write.csv(m, stdout(), row.names = FALSE, na = "")
 
 REFERENCE_R = r"""
 source(file.path(Sys.getenv("TASK_DIR"), "solution", "analysis.R"))
-d1 <- colon[colon$etype == 1, ]; d2 <- colon[colon$etype == 2, ]
-m <- merge(d1, d2[, c("id", "time", "status")], by = "id", suffixes = c(".r", ".d"))
+args <- commandArgs(trailingOnly = TRUE)
+m <- read.csv(args[3], stringsAsFactors = FALSE)
 a <- data.frame(
   ARMCD = c(Obs = "OBS", Lev = "LEV", "Lev+5FU" = "LEV5FU")[as.character(m$rx)],
   dfs_d = m$time.r, dfs_e = as.integer(m$status.r == 1 | m$status.d == 1),
@@ -48,7 +54,6 @@ a <- data.frame(
   EXTGRP = ifelse(m$extent <= 2, "SUBMUCOSA/MUSCLE", ifelse(m$extent == 3, "SEROSA", "CONTIGUOUS")),
   SURGINT = ifelse(m$surg == 1, "LONG", "SHORT"))
 stopifnot(all(m$time.r <= m$time.d), all(m$status.d == 0 | m$status.r == 1 | m$time.r == m$time.d))
-args <- commandArgs(trailingOnly = TRUE)
 analyse(a, args[1], args[2])
 """
 
@@ -89,12 +94,27 @@ def flatten(tree: dict, prefix: str = "") -> dict:
     return flat
 
 
+def perturb(rows: list[dict], rng: random.Random) -> list[dict]:
+    """Leave out a few subjects, stretch each one's times by one factor, shift ages."""
+    kept = []
+    for r in rows:
+        if rng.random() < DROP_FRACTION:
+            continue
+        factor = rng.uniform(*STRETCH)
+        r = dict(r)
+        for key in ("time.r", "time.d"):
+            r[key] = str(max(1, round(int(r[key]) * factor)))
+        r["age"] = str(int(r["age"]) + rng.randint(-AGE_SHIFT, AGE_SHIFT))
+        kept.append(r)
+    return kept
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=HERE)
     out = parser.parse_args().out
     rng = random.Random(SEED)
-    rows = list(csv.DictReader(io.StringIO(rscript(DUMP_R))))
+    rows = perturb(list(csv.DictReader(io.StringIO(rscript(DUMP_R)))), rng)
 
     sites = sorted(rng.sample(range(101, 190), 38))
     start, span = dt.date(1984, 3, 1), (dt.date(1987, 10, 31) - dt.date(1984, 3, 1)).days
@@ -152,8 +172,12 @@ def main() -> None:
         (out / "inputs" / name).write_text(buf.getvalue())
 
     with tempfile.TemporaryDirectory() as tmp:
-        kv, forest = Path(tmp) / "kv.txt", Path(tmp) / "forest.csv"
-        rscript(REFERENCE_R, str(kv), str(forest), env_task=str(HERE))
+        kv, forest, source = Path(tmp) / "kv.txt", Path(tmp) / "forest.csv", Path(tmp) / "source.csv"
+        with open(source, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        rscript(REFERENCE_R, str(kv), str(forest), str(source), env_task=str(HERE))
         results = kv_to_nested(kv.read_text())
         forest_rows = list(csv.DictReader(io.StringIO(forest.read_text())))
     # Flat dotted keys: the nested key lines would repeat the instruction's schema verbatim.
