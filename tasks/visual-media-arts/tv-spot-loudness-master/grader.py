@@ -8,6 +8,8 @@ on the known stems.
 Tolerances:
 - integrated loudness +-0.5 LU: the EBU R128 / Tech 3341 delivery tolerance the instruction states;
 - true peak: <= -1.0 dBTP as ebur128 reports it (0.1 dB resolution), no slack;
+- the gate on the mix: per-stem gains +-2 dB, so that loudness, format and metadata count only
+  for a master that follows the cue sheet;
 - per-stem gains +-0.5 dB on the broadcast master (a linear master recovers them to 0.01 dB;
   0.5 dB allows short ramps and 24-bit quantisation) and +-1.0 dB on the web master, whose
   true-peak limiter legitimately bends transients;
@@ -29,6 +31,8 @@ import numpy as np
 from lastexam.grading import GradeContext, Outcome, Rubric, all_of, get, load_json, near, within
 
 TIMEOUT = 120
+CRUX_DB = 2.0
+SILENT_DB = -900.0  # fitted_gains marks a non-positive gain as -999 dB
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess | None:
@@ -177,7 +181,12 @@ def gains_follow_cues(master: np.ndarray | None, tl: dict, comps: dict, tol_db: 
     if master is None or len(master) < tl["samples"] - 2:
         return Outcome(False, "master could not be decoded to the programme length"), None
     rows = fitted_gains(master[: tl["samples"]], tl, comps)
+    if not rows:
+        return Outcome(False, "no stretch between cues to fit"), None
     common = float(np.median([r["ratio_db"] for r in rows]))
+    if common <= SILENT_DB:
+        return Outcome(False, "the master does not contain the mix (no element recovered with a positive gain)",
+                       expected="the cued mix times one gain", seen=f"median gain {common:.0f} dB"), None
     bad = [r for r in rows if abs(r["ratio_db"] - common) > tol_db]
     shown = [{"element": r["element"], "seconds": round(r["from"] / tl["sample_rate"], 2),
               "off_db": round(r["ratio_db"] - common, 2)} for r in bad[:6]]
@@ -291,6 +300,11 @@ def grade(ctx: GradeContext) -> Rubric:
             near(get(bmeas, "integrated_lufs"), tgt["r128_lufs"], abs=0.5))
     r.check("broadcast master true peak <= -1.0 dBTP", 2,
             within(get(bmeas, "true_peak_dbtp"), -200.0, tgt["max_true_peak_dbtp"]))
+    # The crux is the mix: a master that ignores the cue sheet earns nothing for its loudness,
+    # format or metadata. 2 dB is four times the check's tolerance below and far under the
+    # 3-14 dB by which the cues move each element.
+    mixed, _ = gains_follow_cues(bsig, tl, comps, CRUX_DB)
+    r.gate(f"broadcast master is the cued mix (every stem and spot gain within {CRUX_DB:g} dB of the cue sheet)", mixed)
     follows, common_db = gains_follow_cues(bsig, tl, comps, 0.5)
     r.check("broadcast mix follows the cue sheet (every stem and spot gain within 0.5 dB)", 3, follows)
     r.check("spot effects placed at their cue timecodes (+-2 samples)", 2, spots_aligned(bsig, comps, tl))
