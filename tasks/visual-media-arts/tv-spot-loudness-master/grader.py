@@ -304,7 +304,7 @@ def grade(ctx: GradeContext) -> Rubric:
     # format or metadata. 2 dB is four times the check's tolerance below and far under the
     # 3-14 dB by which the cues move each element.
     mixed, _ = gains_follow_cues(bsig, tl, comps, CRUX_DB)
-    r.gate(f"broadcast master is the cued mix (every stem and spot gain within {CRUX_DB:g} dB of the cue sheet)", mixed)
+    r.gate("broadcast master is the cued mix (every stem and spot gain within 2 dB of the cue sheet)", mixed)
     follows, common_db = gains_follow_cues(bsig, tl, comps, 0.5)
     r.check("broadcast mix follows the cue sheet (every stem and spot gain within 0.5 dB)", 3, follows)
     r.check("spot effects placed at their cue timecodes (+-2 samples)", 2, spots_aligned(bsig, comps, tl))
