@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lastexam.envs import manage as envs
-from lastexam.errors import LastexamError
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.policy import POLICY, agent_kind
-from lastexam.run.runner import make_provider, new_run_id
+from lastexam.run.session import new_run_id, open_run
 from lastexam.run.workspace import RunWorkArea
 from lastexam.store.db import Store
 from lastexam.store.files import write_trial_file
@@ -36,28 +35,19 @@ class Regraded:
 def regrade_run(
     run_dir: Path, tasks: list[str] | None = None, on_trial: Callable[[Regraded], None] | None = None
 ) -> list[Regraded]:
-    store = Store(run_dir)
-    area = RunWorkArea.for_run(new_run_id("regrade"))
-    try:
-        provider = make_provider("bwrap", area.etc)
-        problems = provider.preflight()
-        if problems:
-            raise LastexamError("sandbox not ready: " + "; ".join(problems))
-        area.prepare()
+    with open_run(new_run_id("regrade"), run_dir) as session:
         results = []
         # One Task per folder: its hashes (grader version, pristine inputs) are computed once.
         tasks_by_path: dict[str, Task] = {}
-        for record in list(store.trials()):
+        for record in list(session.store.trials()):
             if tasks and record.key.task_id not in tasks:
                 continue
-            result = _regrade_one(store, run_dir, area, provider, record, tasks_by_path)
+            result = _regrade_one(session.store, run_dir, session.area, session.provider, record,
+                                  tasks_by_path)
             results.append(result)
             if on_trial:
                 on_trial(result)
         return results
-    finally:
-        area.remove()
-        store.close()
 
 
 def _regrade_one(

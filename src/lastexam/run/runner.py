@@ -3,35 +3,29 @@ progress bar and bounded concurrency, and resume a run that was interrupted."""
 
 from __future__ import annotations
 
-import os
-import platform
-import secrets
-import subprocess
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
-from lastexam import __version__
 from lastexam.agents import get_agent
 from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError
 from lastexam.gateway.models import Budget
 from lastexam.gateway.providers import PROVIDERS, SCRIPTED, parse_model
 from lastexam.gateway.server import Gateway, check_model
-from lastexam.paths import package_dir
-from lastexam.run.faults import point
-from lastexam.run.leftovers import RunClaim, claim_run, remove_leftovers, sweep_dead_runs
 from lastexam.run.policy import RunAborted
-from lastexam.run.trial import TrialPlan, TrialRunner
+from lastexam.run.session import new_run_id, open_run
+from lastexam.run.trial import TrialPlan
 from lastexam.run.workspace import RunWorkArea
-from lastexam.sandbox.bwrap import BwrapProvider
-from lastexam.store.db import Store, create_store
+from lastexam.sandbox.base import SandboxProvider
+from lastexam.store.db import Store
 from lastexam.store.models import RunConfig, TrialKey, TrialRecord
 from lastexam.task.load import Task, discover_tasks
 from lastexam.task.spec import MAX_TIMEOUT_S
 from lastexam.untrusted import remove_tree
+
+__all__ = ["RunOutcome", "check_ready", "execute", "new_run_id", "plan_trials"]
 
 
 @dataclass
@@ -40,44 +34,6 @@ class RunOutcome:
     run_id: str
     trials: list[TrialRecord]
     ran: int  # trials run by this invocation (the rest were already recorded)
-
-
-def new_run_id(agent: str) -> str:
-    return f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{agent}-{secrets.token_hex(2)}"
-
-
-def make_provider(name: str, etc_dir: Path) -> BwrapProvider:
-    if name != "bwrap":
-        raise LastexamError(f"unknown sandbox provider {name!r} (known: bwrap)")
-    return BwrapProvider(etc_dir)
-
-
-def git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(package_dir()), "rev-parse", "HEAD"],
-            capture_output=True, text=True, timeout=5,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def host_facts() -> dict[str, object]:
-    mem = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                mem = int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return {
-        "cpus": os.cpu_count(),
-        "memory_bytes": mem,
-        "kernel": platform.release(),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
-    }
 
 
 def plan_trials(tasks: list[Task], config: RunConfig) -> list[TrialPlan]:
@@ -115,7 +71,7 @@ def gateway_socket(area: RunWorkArea) -> Path:
     return path
 
 
-def check_ready(plans: list[TrialPlan], provider: BwrapProvider) -> None:
+def check_ready(plans: list[TrialPlan], provider: SandboxProvider) -> None:
     """Stop before any agent starts if something the trials need is missing."""
     problems = [f"sandbox: {p}" for p in provider.preflight()]
     for task in {p.task.id: p.task for p in plans}.values():
@@ -160,80 +116,54 @@ def execute(
         )
         config = _absolute_scripts(config)
     gateway: Gateway | None = None
-    area = RunWorkArea.for_run(run_id)
-    claim: RunClaim | None = None
     try:
-        claim = claim_run(area)
-        sweep_dead_runs(area.root.parent, skip=run_id)
-        # A killed run's leftovers (sandboxes, cgroups, workspaces, task copies) are not reused.
-        remove_leftovers(area)
         # Everything that can be wrong with the request is found before the run directory exists.
         tasks = discover_tasks([Path(p) for p in config.task_paths])
         plans = plan_trials(tasks, config)
-        provider = make_provider(config.sandbox, area.etc)
-        point("preflight", run_id)
-        check_ready(plans, provider)
-        if store is None:
-            point("create", run_id)
-            store = _create_run(run_dir, run_id, config)
-        area.prepare()
-        if uses_gateway(plans):
-            gateway = Gateway(gateway_socket(area))
-            gateway.start()
-        done = _clean_unfinished(run_dir, store)
-        todo = [p for p in plans if p.key.trial_id not in done]
-        runner = TrialRunner(
-            run_id=run_id,
-            run_dir=run_dir,
-            store=store,
-            provider=provider,
-            area=area,
-            repro={
-                "harness_version": __version__,
-                "git_commit": git_commit(),
-                "sandbox": provider.settings(),
-                "host": host_facts(),
-            },
-            gateway=gateway,
-            max_retries=config.max_retries,
-        )
-        total, finished = len(plans), len(plans) - len(todo)
-        if on_progress:
-            on_progress(finished, total, None)
-        with ThreadPoolExecutor(max_workers=max(1, config.concurrency)) as pool:
-            pending = {pool.submit(runner.run, p) for p in todo}
-            while pending:
-                completed, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in completed:
-                    try:
-                        record = fut.result()
-                    except RunAborted as e:
-                        for other in pending:
-                            other.cancel()
-                        wait(pending)
-                        raise LastexamError(
-                            f"the run stopped: {e}. The {len(store.finished_ids())} trials "
-                            "recorded so far are kept; fix the cause, then finish the run with "
-                            "--resume",
-                            path=run_dir,
-                        ) from None
-                    finished += 1
-                    if on_progress:
-                        on_progress(finished, total, record)
-        if gateway is not None:
-            gateway.stop()
-            gateway = None
-        area.remove()
-        trials = list(store.trials())
+        with open_run(
+            run_id, run_dir, create=None if resume else config, store=store,
+            sandbox=config.sandbox, ready=lambda provider: check_ready(plans, provider),
+        ) as session:
+            store = session.store
+            if uses_gateway(plans):
+                gateway = Gateway(gateway_socket(session.area))
+                gateway.start()
+            done = _clean_unfinished(run_dir, store)
+            todo = [p for p in plans if p.key.trial_id not in done]
+            runner = session.trial_runner(gateway, config.max_retries)
+            total, finished = len(plans), len(plans) - len(todo)
+            if on_progress:
+                on_progress(finished, total, None)
+            with ThreadPoolExecutor(max_workers=max(1, config.concurrency)) as pool:
+                pending = {pool.submit(runner.run, p) for p in todo}
+                while pending:
+                    completed, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in completed:
+                        try:
+                            record = fut.result()
+                        except RunAborted as e:
+                            for other in pending:
+                                other.cancel()
+                            wait(pending)
+                            raise LastexamError(
+                                f"the run stopped: {e}. The {len(store.finished_ids())} trials "
+                                "recorded so far are kept; fix the cause, then finish the run "
+                                "with --resume",
+                                path=run_dir,
+                            ) from None
+                        finished += 1
+                        if on_progress:
+                            on_progress(finished, total, record)
+            if gateway is not None:
+                gateway.stop()
+                gateway = None
+            trials = list(store.trials())
         return RunOutcome(run_dir=run_dir, run_id=run_id, trials=trials, ran=len(todo))
     finally:
         if gateway is not None:
             gateway.stop()
         if store is not None:
             store.close()
-        if claim is not None:
-            area.remove()
-            claim.release()
 
 
 def _absolute_scripts(config: RunConfig) -> RunConfig:
@@ -257,21 +187,6 @@ def _reopen_run(config: RunConfig, out: Path | None) -> tuple[Path, Store, str, 
     run_id, stored = existing
     # The stored plan is the run; only how fast it goes may change on resume.
     return out, store, run_id, stored.model_copy(update={"concurrency": config.concurrency})
-
-
-def _create_run(run_dir: Path, run_id: str, config: RunConfig) -> Store:
-    if (run_dir / "results.db").exists():
-        raise LastexamError(
-            "this run directory already holds a run: pass --resume to finish it, or another --out",
-            path=run_dir,
-        )
-    if run_dir.exists() and not run_dir.is_dir():
-        raise LastexamError("this run directory is a file, not a folder", path=run_dir)
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise LastexamError(f"cannot create the run directory: {e.strerror}", path=run_dir) from None
-    return create_store(run_dir, run_id, config, __version__, git_commit())
 
 
 def _clean_unfinished(run_dir: Path, store: Store) -> set[str]:

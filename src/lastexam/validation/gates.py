@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import tempfile
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -15,10 +18,11 @@ from lastexam.agents import get_agent
 from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError, describe_validation_error
 from lastexam.run.grading import GradeRequest, grade
+from lastexam.run.session import new_run_id, open_run
 from lastexam.run.trial import TrialPlan, TrialRunner
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
-from lastexam.store.models import GradeRecord, TrialKey
+from lastexam.store.models import GradeRecord, RunConfig, TrialKey
 from lastexam.task.fixture_build import build_fixture_output, has_make_script
 from lastexam.task.hygiene import solution_uses
 from lastexam.task.load import Task, load_task, tree_hash
@@ -321,8 +325,6 @@ class Validator:
             p.chmod(0o755 if p.is_dir() else 0o644)
         uid = getattr(self.runner.provider, "uid", None)
         if uid is not None:
-            import os
-
             os.chown(out, uid, uid)
         result = self.runner.provider.run(
             SandboxRequest(
@@ -370,43 +372,20 @@ def validate_tasks(
     on_report=None,
 ) -> list[TaskReport]:
     """Validate task folders in a throwaway run (kept in `keep` when given)."""
-    import tempfile
-    from concurrent.futures import ThreadPoolExecutor
-
-    from lastexam import __version__
-    from lastexam.run.runner import git_commit, host_facts, make_provider, new_run_id
-    from lastexam.store.db import Store
-    from lastexam.store.models import RunConfig
-
-    run_id = new_run_id("validate")
     if keep is not None and (keep / "results.db").exists():
         raise LastexamError("already holds a run: give --keep a new folder", path=keep)
     run_dir = keep or Path(tempfile.mkdtemp(prefix="lastexam-validate-"))
-    run_dir.mkdir(parents=True, exist_ok=True)
-    area = RunWorkArea.for_run(run_id)
-    provider = make_provider("bwrap", area.etc)
-    problems = provider.preflight()
-    if problems:
-        raise LastexamError("sandbox not ready: " + "; ".join(problems))
-    store = Store(run_dir, create=True)
     config = RunConfig(task_paths=[str(f) for f in folders], agent="validate")
-    store.create_run(run_id, config, __version__, git_commit())
-    area.prepare()
-    runner = TrialRunner(
-        run_id=run_id, run_dir=run_dir, store=store, provider=provider, area=area,
-        repro={"harness_version": __version__, "sandbox": provider.settings(), "host": host_facts()},
-    )
-    validator = Validator(runner)
     reports: list[TaskReport] = []
     try:
-        with ThreadPoolExecutor(concurrency) as pool:
+        with open_run(new_run_id("validate"), run_dir, create=config) as session, \
+                ThreadPoolExecutor(concurrency) as pool:
+            validator = Validator(session.trial_runner())
             for report in pool.map(validator.validate, folders):
                 reports.append(report)
                 if on_report:
                     on_report(report, len(reports), len(folders))
     finally:
-        store.close()
-        area.remove()
         if keep is None:
             shutil.rmtree(run_dir, ignore_errors=True)
     return reports
