@@ -108,7 +108,8 @@ def run(
 def _experiment(path, task_paths, agent, model, args, attempts, concurrency, timeout,
                 max_cost_usd, max_tokens):
     """The experiment file's run, with every flag given on the command line put over it."""
-    from lastexam.agents import all_agents
+    from lastexam.agents import all_agents, get_agent
+    from lastexam.agents.registry import is_reference
     from lastexam.run.experiment import AgentEntry, ModelEntry, experiment_config, load_experiment
 
     exp = load_experiment(path)
@@ -125,7 +126,9 @@ def _experiment(path, task_paths, agent, model, args, attempts, concurrency, tim
         if value is not None:
             update[key] = value
     exp = exp.model_copy(update=update)
-    config = experiment_config(path, exp, {a.name: a.needs_model for a in all_agents()})
+    needs_model = {a.name: a.needs_model for a in all_agents()}
+    needs_model |= {e.name: get_agent(e.name).needs_model for e in exp.agents if is_reference(e.name)}
+    config = experiment_config(path, exp, needs_model)
     flags = {k: v for k, v in (("max_cost_usd", max_cost_usd), ("max_tokens", max_tokens)) if v}
     if flags:
         config.cells = [c.model_copy(update=flags) for c in config.cells]

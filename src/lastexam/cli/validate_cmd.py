@@ -23,8 +23,8 @@ def validate(
 
     from lastexam.cli.common import task_paths as resolve_paths
     from lastexam.cli.output import err, out, print_json
-    from lastexam.validation.gates import validate_tasks
     from lastexam.task.load import expand
+    from lastexam.validation.gates import validate_tasks
 
     folders = [f for p in resolve_paths(task_paths) for f in (expand(p) if p.is_dir() else [p])]
     with err.status(f"validating {len(folders)} tasks") as status:

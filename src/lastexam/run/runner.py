@@ -52,7 +52,7 @@ def plan_trials(tasks: list[Task], config: RunConfig) -> list[TrialPlan]:
                 environments[name] = envs.load(name, task.path)
             timeout = min(config.timeout_s or task.spec.timeout_s, MAX_TIMEOUT_S)
             for attempt in range(1, config.attempts + 1):
-                key = TrialKey(task_id=task.id, agent=cell.agent, model=cell.model, attempt=attempt)
+                key = TrialKey(task_id=task.id, agent=agent.name, model=cell.model, attempt=attempt)
                 plans.append(
                     TrialPlan(task, key, agent, cell.agent_args, timeout, environments[name], budget)
                 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import secrets
 import subprocess
 from collections.abc import Callable, Iterator
@@ -28,7 +29,8 @@ from lastexam.store.models import RunConfig
 
 
 def new_run_id(agent: str) -> str:
-    return f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{agent}-{secrets.token_hex(2)}"
+    label = re.sub(r"[^A-Za-z0-9._-]+", "_", agent)[-40:]  # an outside agent is module:Class
+    return f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{label}-{secrets.token_hex(2)}"
 
 
 def make_provider(name: str, etc_dir: Path) -> BwrapProvider:
