@@ -40,10 +40,22 @@ class GradeContext:
         """The reference is trusted: if it does not parse, that is a grader error and raises."""
         return json.loads((self.reference / relpath).read_text(encoding="utf-8"))
 
+    def to_json(self) -> dict[str, Any]:
+        """What the host writes to context.json; from_json reads it back in the sandbox."""
+        return {
+            **{k: str(getattr(self, k)) for k in _PATHS},
+            "canary": self.canary,
+            "inputs_after": self.inputs_after,
+            "inputs_pristine": self.inputs_pristine,
+        }
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GradeContext:
-        paths = {k: Path(data[k]) for k in ("output", "reference", "inputs", "task", "scratch")}
+        paths = {k: Path(data[k]) for k in _PATHS}
         return cls(
             **paths, canary=data.get("canary", ""), inputs_after=data.get("inputs_after", {}),
             inputs_pristine=data.get("inputs_pristine"),
         )
+
+
+_PATHS = ("output", "reference", "inputs", "task", "scratch")

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lastexam.envs.manage import Environment
+from lastexam.grading.context import GradeContext
 from lastexam.grading.rubric import Check, full_pass_of, score_of
+from lastexam.layout import GradingSandbox
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import Mount, SandboxLimits, SandboxProvider, SandboxRequest
 from lastexam.store.db import now_iso
@@ -16,7 +18,6 @@ from lastexam.store.models import CheckResult, GradeRecord
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree, tail
 
-LIB_IN_SANDBOX = "/opt/lastexam/lib"
 MAX_RESULT_BYTES = 32 * 1024 * 1024
 
 
@@ -44,18 +45,18 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
         for d in (result_dir, scratch):
             os.chown(d, uid, uid)
         req.workdir.chmod(0o711)
-    context = {
-        "output": "/grade/output",
-        "reference": "/grade/task/reference",
-        "inputs": "/grade/task/inputs",
-        "task": "/grade/task",
-        "scratch": "/grade/scratch",
-        "canary": task.spec.canary,
-        "inputs_after": req.inputs_after,
+    context = GradeContext(
+        output=Path(GradingSandbox.OUTPUT),
+        reference=Path(GradingSandbox.REFERENCE),
+        inputs=Path(GradingSandbox.INPUTS),
+        task=Path(GradingSandbox.TASK),
+        scratch=Path(GradingSandbox.SCRATCH),
+        canary=task.spec.canary,
+        inputs_after=req.inputs_after,
         # computed here, once per task: hashing in each grading would cost it hashlib's import
-        "inputs_pristine": task.input_hashes,
-    }
-    (req.workdir / "context.json").write_text(json.dumps(context))
+        inputs_pristine=task.input_hashes,
+    )
+    (req.workdir / "context.json").write_text(json.dumps(context.to_json()))
     (req.workdir / "context.json").chmod(0o644)
     limits = task.spec.limits
     sreq = SandboxRequest(
@@ -63,27 +64,27 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
         argv=[
             # -S: no site initialisation (a few ms per grading); the environment's packages
             # come from PYTHONPATH instead. Every grader runs under this in `validate`.
-            "python3", "-S", "-B", f"{LIB_IN_SANDBOX}/lastexam/grading/harness.py",
-            "/grade/context.json", "/grade/result/result.json",
+            "python3", "-S", "-B", f"{GradingSandbox.LIB}/lastexam/grading/harness.py",
+            GradingSandbox.CONTEXT, GradingSandbox.RESULT,
         ],
         mounts=[
-            Mount(req.output_dir, "/grade/output"),
-            Mount(task_copy, "/grade/task"),
-            Mount(req.workdir / "context.json", "/grade/context.json"),
-            Mount(result_dir, "/grade/result", writable=True),
-            Mount(scratch, "/grade/scratch", writable=True),
-            Mount(area.lib, LIB_IN_SANDBOX),
+            Mount(req.output_dir, GradingSandbox.OUTPUT),
+            Mount(task_copy, GradingSandbox.TASK),
+            Mount(req.workdir / "context.json", GradingSandbox.CONTEXT),
+            Mount(result_dir, GradingSandbox.RESULT_DIR, writable=True),
+            Mount(scratch, GradingSandbox.SCRATCH, writable=True),
+            Mount(area.lib, GradingSandbox.LIB),
             *req.env.mounts(),
         ],
         env={
             **req.env.variables(),
-            "HOME": "/grade/scratch",
+            "HOME": GradingSandbox.SCRATCH,
             "TMPDIR": "/tmp",
-            "PYTHONPATH": ":".join([LIB_IN_SANDBOX, *map(str, req.env.site_packages())]),
+            "PYTHONPATH": ":".join([GradingSandbox.LIB, *map(str, req.env.site_packages())]),
             "PYTHONDONTWRITEBYTECODE": "1",
             "LANG": "C.UTF-8",
         },
-        cwd="/grade/scratch",
+        cwd=GradingSandbox.SCRATCH,
         limits=SandboxLimits(
             wall_s=limits.grader_timeout_s,
             memory_mb=limits.grader_memory_mb,

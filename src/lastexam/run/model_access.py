@@ -1,7 +1,7 @@
 """A trial's access to models: its gateway session while the agent runs, and afterwards its
 trajectory, built from the agent's native log and the gateway's call log.
 
-In the trial's workspace (moved into the run directory with the trial's other artifacts):
+In the trial's folder (layout.TrialPaths):
     gateway.jsonl      one line per request the gateway served for the trial
     trajectory.json    the ATIF-compatible trajectory
 """
@@ -17,12 +17,9 @@ from lastexam.gateway.models import Budget, SessionSummary
 from lastexam.gateway.providers import parse_model
 from lastexam.gateway.server import Gateway
 from lastexam.gateway.session import Session
+from lastexam.layout import AgentSandbox, TrialPaths
 from lastexam.sandbox.base import Mount
 from lastexam.trajectory import build_trajectory, read_calls, write_trajectory
-
-SANDBOX_SOCKET_DIR = "/run/lastexam/gateway"
-GATEWAY_LOG = "gateway.jsonl"
-TRAJECTORY = "trajectory.json"
 
 
 @dataclass
@@ -33,24 +30,23 @@ class ModelAccess:
 
 
 def open_access(
-    gateway: Gateway, trial_id: str, model: str, budget: Budget, root: Path
+    gateway: Gateway, trial_id: str, model: str, budget: Budget, log: Path
 ) -> ModelAccess:
-    session = gateway.open_session(trial_id, model, budget, root / GATEWAY_LOG)
+    session = gateway.open_session(trial_id, model, budget, log)
     spec = parse_model(model)
     socket_name = gateway.socket_path.name
     access = GatewayAccess(
-        socket=f"{SANDBOX_SOCKET_DIR}/{socket_name}",
+        socket=f"{AgentSandbox.GATEWAY_DIR}/{socket_name}",
         token=session.token,
         model=model,
         model_id="" if spec.scripted else spec.model,
     )
-    return ModelAccess(session, access, Mount(gateway.socket_path.parent, SANDBOX_SOCKET_DIR))
+    return ModelAccess(session, access, Mount(gateway.socket_path.parent, AgentSandbox.GATEWAY_DIR))
 
 
 def save_trajectory(
     *,
-    root: Path,
-    logs: Path,
+    trial: TrialPaths,
     trial_id: str,
     agent: Agent,
     agent_version: str,
@@ -63,14 +59,14 @@ def save_trajectory(
     (a trial whose trajectory could not be written has no trajectory.json)."""
     native = None
     with contextlib.suppress(Exception):
-        native = agent.native_steps(logs)
+        native = agent.native_steps(trial.agent)
     with contextlib.suppress(Exception):
-        _write(root, trial_id, agent, agent_version, model, instruction, native, summary,
+        _write(trial, trial_id, agent, agent_version, model, instruction, native, summary,
                duration_s)
 
 
 def _write(
-    root: Path, trial_id: str, agent: Agent, agent_version: str, model: str, instruction: str,
+    trial: TrialPaths, trial_id: str, agent: Agent, agent_version: str, model: str, instruction: str,
     native: list | None, summary: SessionSummary | None, duration_s: float | None,
 ) -> None:
     trajectory = build_trajectory(
@@ -80,8 +76,8 @@ def _write(
         model=model,
         instruction=instruction,
         native=native,
-        calls=read_calls(root / GATEWAY_LOG),
+        calls=read_calls(trial.gateway_log),
         summary=summary,
         duration_s=duration_s,
     )
-    write_trajectory(trajectory, root / TRAJECTORY)
+    write_trajectory(trajectory, trial.trajectory)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lastexam.envs import manage as envs
+from lastexam.layout import RunPaths
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.policy import POLICY, agent_kind
 from lastexam.run.session import new_run_id, open_run
@@ -55,7 +56,7 @@ def _regrade_one(
     tasks_by_path: dict[str, Task],
 ) -> Regraded:
     old_version = record.grade.grader_version if record.grade else ""
-    folder = run_dir / "trials" / record.trial_id
+    folder = RunPaths(run_dir).trial(record.trial_id)
     if record.grade is None and record.status == "infra_error":
         return Regraded(record.trial_id, record.score, record.score, old_version, old_version,
                         record.status, "not graded (infrastructure failure): nothing to regrade")
@@ -68,16 +69,15 @@ def _regrade_one(
     work.mkdir(parents=True)
     work.chmod(0o711)
     output = work / "output"
-    if (folder / "output").is_dir():
-        shutil.copytree(folder / "output", output)
+    if folder.output.is_dir():
+        shutil.copytree(folder.output, output)
     else:
         output.mkdir()
     for p in [output, *output.rglob("*")]:
         p.chmod(0o755 if p.is_dir() else 0o644)
     note = ""
-    after_file = folder / "agent" / "inputs_after.json"
-    if after_file.is_file():
-        after = json.loads(after_file.read_text())
+    if folder.inputs_after.is_file():
+        after = json.loads(folder.inputs_after.read_text())
     else:  # recorded before the inputs' state was kept: taken as untampered
         after = dict(task.input_hashes)
         note = "inputs state not stored: taken as untampered"
@@ -86,13 +86,13 @@ def _regrade_one(
     kind = agent_kind(record.ended_by, record.agent_exit_code) if g.ok else "grader_failed"
     policy = POLICY[kind]
     store.add_grade(record.trial_id, g, kind, policy.status, policy.counts)
-    grades_dir = folder / "grades"  # the regrades' rubrics, beside the original grader/
+    grades_dir = folder.grades  # the regrades' rubrics, beside the original grader/
     number = len(list(grades_dir.iterdir())) + 1 if grades_dir.is_dir() else 1
     dest = grades_dir / f"{number:02d}-{g.grader_version[:12]}"
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "grade.json").write_text(g.model_dump_json(indent=2))
     regraded = next(store.trials(trial_id=record.trial_id))
-    write_trial_file(folder, regraded)
+    write_trial_file(folder.root, regraded)
     shutil.rmtree(work, ignore_errors=True)
     return Regraded(record.trial_id, record.score, regraded.score, old_version,
                     g.grader_version, regraded.status, note or (g.error or ""))

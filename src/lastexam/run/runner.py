@@ -14,6 +14,7 @@ from lastexam.errors import LastexamError
 from lastexam.gateway.models import Budget
 from lastexam.gateway.providers import PROVIDERS, SCRIPTED, parse_model
 from lastexam.gateway.server import Gateway, check_model
+from lastexam.layout import STAGING_PREFIX, RunPaths
 from lastexam.run.policy import RunAborted
 from lastexam.run.session import new_run_id, open_run
 from lastexam.run.trial import TrialPlan
@@ -192,9 +193,9 @@ def _reopen_run(config: RunConfig, out: Path | None) -> tuple[Path, Store, str, 
 def _clean_unfinished(run_dir: Path, store: Store) -> set[str]:
     """Trial folders of a killed run that never reached the store are removed (and rerun)."""
     done = store.finished_ids()
-    trials = run_dir / "trials"
+    trials = RunPaths(run_dir).trials
     if trials.is_dir():
         for p in trials.iterdir():
-            if p.name.startswith(".tmp-") or p.name not in done:
+            if p.name.startswith(STAGING_PREFIX) or p.name not in done:
                 remove_tree(p)
     return done

@@ -17,6 +17,7 @@ from pathlib import Path
 from lastexam import __version__
 from lastexam.errors import LastexamError
 from lastexam.gateway.server import Gateway
+from lastexam.layout import RunPaths
 from lastexam.paths import package_dir
 from lastexam.run.faults import point
 from lastexam.run.leftovers import claim_run, remove_leftovers, sweep_dead_runs
@@ -141,7 +142,7 @@ def open_run(
 
 
 def _create_run(run_dir: Path, run_id: str, config: RunConfig) -> Store:
-    if (run_dir / "results.db").exists():
+    if RunPaths(run_dir).db.exists():
         raise LastexamError(
             "this run directory already holds a run: pass --resume to finish it, or another --out",
             path=run_dir,

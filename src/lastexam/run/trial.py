@@ -16,15 +16,10 @@ from lastexam.agents.base import Agent, AgentContext
 from lastexam.envs.manage import Environment
 from lastexam.gateway.models import Budget, SessionSummary
 from lastexam.gateway.server import Gateway
+from lastexam.layout import AgentSandbox, RunPaths
 from lastexam.run.faults import point
 from lastexam.run.grading import GradeRequest, grade
-from lastexam.run.model_access import (
-    GATEWAY_LOG,
-    TRAJECTORY,
-    ModelAccess,
-    open_access,
-    save_trajectory,
-)
+from lastexam.run.model_access import ModelAccess, open_access, save_trajectory
 from lastexam.run.policy import POLICY, RunAborted, agent_kind, infra_kind
 from lastexam.run.workspace import RunWorkArea, TrialWorkspace, inputs_state, snapshot_output
 from lastexam.sandbox.base import (
@@ -41,8 +36,6 @@ from lastexam.untrusted import remove_tree
 from lastexam.usage.channel import ExecLogChannel, check_not_hidden, pythonpath_env
 from lastexam.usage.record import record_usage
 from lastexam.usage.shim import build_shim
-
-AGENT_HOME = "/home/agent"
 
 
 def _disk_full(e: BaseException) -> bool:
@@ -106,8 +99,9 @@ class TrialRunner:
         except (OSError, sqlite3.Error) as e:
             if not _disk_full(e):
                 raise
-            for folder in (f".tmp-{record.trial_id}", record.trial_id):
-                remove_tree(self.run_dir / "trials" / folder)  # not recorded: not kept
+            run = RunPaths(self.run_dir)  # not recorded: not kept
+            for folder in (run.staging(record.trial_id), run.trial(record.trial_id).root):
+                remove_tree(folder)
             ws.remove()
             raise RunAborted(f"the results disk is full ({e})") from None
         point("cleanup", self.run_id, record.trial_id)
@@ -174,11 +168,11 @@ class TrialRunner:
             kind = agent_kind(ended_by, exit_code)
             point("collect", self.run_id, trial_id)
             outputs = snapshot_output(
-                ws.output, ws.snapshot, max_bytes=task.spec.limits.output_mb * 1024 * 1024
+                ws.output, ws.trial.output, max_bytes=task.spec.limits.output_mb * 1024 * 1024
             )
             after = inputs_state(task.inputs_dir, ws.inputs)
-            missing = [o for o in task.spec.outputs if not (ws.snapshot / o).is_file()]
-            usage = record_usage(exec_log, ws.logs / "exec.jsonl", task.spec.software, request.argv[0])
+            missing = [o for o in task.spec.outputs if not (ws.trial.output / o).is_file()]
+            usage = record_usage(exec_log, ws.trial.exec_log, task.spec.software, request.argv[0])
             ws.free_agent_areas()
             lap("collect")
             step = "grade"
@@ -188,7 +182,8 @@ class TrialRunner:
                     self.provider,
                     self.area,
                     GradeRequest(
-                        task, plan.env, ws.snapshot, after, ws.grade, f"{self.run_id}.{trial_id}.grade"
+                        task, plan.env, ws.trial.output, after, ws.grade,
+                        f"{self.run_id}.{trial_id}.grade",
                     ),
                 )
                 if not grade_record.ok:
@@ -202,8 +197,8 @@ class TrialRunner:
             grade_record = None
         if ws.root.is_dir():
             self._save_trajectory(plan, ws, agent_version, model_usage, timings.get("agent"))
-            if ws.logs.is_dir():  # kept with the trial so that a regrade sees the same inputs
-                (ws.logs / "inputs_after.json").write_text(json.dumps(after))
+            if ws.trial.agent.is_dir():  # kept with the trial so that a regrade sees the same inputs
+                ws.trial.inputs_after.write_text(json.dumps(after))
         record = TrialRecord(
             trial_id=trial_id,
             run_id=self.run_id,
@@ -245,14 +240,15 @@ class TrialRunner:
             return None
         if self.gateway is None:
             raise RuntimeError(f"agent {plan.agent.name!r} needs the model gateway, which is not running")
-        return open_access(self.gateway, plan.key.trial_id, plan.key.model, plan.budget, ws.root)
+        return open_access(self.gateway, plan.key.trial_id, plan.key.model, plan.budget,
+                           ws.trial.gateway_log)
 
     def _save_trajectory(
         self, plan: TrialPlan, ws: TrialWorkspace, version: str,
         usage: SessionSummary | None, duration: float | None,
     ) -> None:
         save_trajectory(
-            root=ws.root, logs=ws.logs, trial_id=plan.key.trial_id, agent=plan.agent,
+            trial=ws.trial, trial_id=plan.key.trial_id, agent=plan.agent,
             agent_version=version, model=plan.key.model,
             instruction=ws.instruction.read_text(encoding="utf-8", errors="replace")
             if ws.instruction.exists() else "",
@@ -277,7 +273,7 @@ class TrialRunner:
                 timeout_s=plan.timeout_s,
                 solution_dir=solution,
                 home=ws.home,
-                logs=ws.logs,
+                logs=ws.trial.agent,
                 gateway=access.access if access else None,
             )
         )
@@ -286,20 +282,20 @@ class TrialRunner:
         pythonpath = launch.env.get("PYTHONPATH", "")
         env = {
             **plan.env.variables(),
-            "HOME": AGENT_HOME,
+            "HOME": AgentSandbox.HOME,
             "USER": "agent",
             "TMPDIR": "/tmp",
             "LANG": "C.UTF-8",
-            "LASTEXAM_TASK_DIR": "/task",
+            "LASTEXAM_TASK_DIR": AgentSandbox.TASK,
             **launch.env,
             # The exec log's shim and the hook that records Python imports.
             **(channel.env(pythonpath) if channel else pythonpath_env(pythonpath)),
         }
         mounts = [
-            Mount(ws.instruction, "/task/instruction.md"),
-            Mount(ws.inputs, "/task/inputs", writable=True),
-            Mount(ws.output, "/task/output", writable=True),
-            Mount(ws.home, AGENT_HOME, writable=True),
+            Mount(ws.instruction, AgentSandbox.INSTRUCTION),
+            Mount(ws.inputs, AgentSandbox.INPUTS, writable=True),
+            Mount(ws.output, AgentSandbox.OUTPUT, writable=True),
+            Mount(ws.home, AgentSandbox.HOME, writable=True),
             *plan.env.mounts(),
             *launch.mounts,
             *([access.mount] if access else []),
@@ -311,16 +307,16 @@ class TrialRunner:
             argv=launch.argv,
             mounts=mounts,
             env=env,
-            cwd="/task",
+            cwd=AgentSandbox.TASK,
             limits=SandboxLimits(
                 wall_s=plan.timeout_s,
                 memory_mb=limits.memory_mb,
                 max_processes=limits.max_processes,
                 watch_bytes=limits.output_mb * 1024 * 1024 * 2,
             ),
-            stdout=ws.logs / "agent.stdout.log",
-            stderr=ws.logs / "agent.stderr.log",
-            watch=[ws.output, ws.home, ws.inputs, ws.logs],
+            stdout=ws.trial.agent_stdout,
+            stderr=ws.trial.agent_stderr,
+            watch=[ws.output, ws.home, ws.inputs, ws.trial.agent],
         )
 
     def _fingerprint(self, env: Environment) -> dict[str, str]:
@@ -331,29 +327,23 @@ class TrialRunner:
         return self.fingerprints[env.name]
 
     def _save_artifacts(self, ws: TrialWorkspace, record: TrialRecord, started: float) -> None:
-        """Move the trial's files into the run directory under a temporary name, then rename:
+        """Move the trial's folder into the run directory under a temporary name, then rename:
         a trial folder either is complete or does not exist. trial.json is written last, from
         the record exactly as the store will hold it."""
-        trials = self.run_dir / "trials"
-        final = trials / record.trial_id
-        tmp = trials / f".tmp-{record.trial_id}"
+        run = RunPaths(self.run_dir)
+        tmp, final = run.staging(record.trial_id), run.trial(record.trial_id).root
         remove_tree(tmp)
         remove_tree(final)
-        tmp.mkdir(parents=True)
-        moves = [
-            (ws.snapshot, tmp / "output"),
-            (ws.logs, tmp / "agent"),
-            (ws.grade / "result", tmp / "grader"),
-            (ws.root / GATEWAY_LOG, tmp / GATEWAY_LOG),
-            (ws.root / TRAJECTORY, tmp / TRAJECTORY),
-        ]
-        for src, dst in moves:
-            if src.exists():
-                shutil.move(src, dst)
+        ws.trial.root.mkdir(parents=True, exist_ok=True)  # absent when staging failed
+        grader = ws.trial.grader
+        if (ws.grade / "result").exists():
+            shutil.move(ws.grade / "result", grader)
         for name in ("grader.stdout.log", "grader.stderr.log"):
             if (ws.grade / name).exists():
-                (tmp / "grader").mkdir(exist_ok=True)
-                shutil.move(ws.grade / name, tmp / "grader" / name)
+                grader.mkdir(exist_ok=True)
+                shutil.move(ws.grade / name, grader / name)
+        run.trials.mkdir(parents=True, exist_ok=True)
+        shutil.move(ws.trial.root, tmp)
         record.timings["record"] = round(time.monotonic() - started, 4)
         write_trial_file(tmp, record)
         os.replace(tmp, final)

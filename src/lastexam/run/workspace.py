@@ -1,4 +1,4 @@
-"""On-disk layout of a run while it is under way, and the output snapshot.
+"""On-disk layout of a run while it is under way.
 
 LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
     etc/passwd, etc/group               identity files the sandboxes see
@@ -6,10 +6,12 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
     tasks/<task-id>/                    read-only copy of the hidden parts, for grading/oracle
     trials/<trial-id>/
         instruction.md inputs/ output/ home/   seen by the agent at /task/... and $HOME
-        logs/                           agent stdout/stderr (not seen by the agent)
         exec/                           the exec log's FIFO (fifo/, read-only inside) and its
                                         host copy (exec.log, not seen by the agent)
-        snapshot/                       regular files copied from output/ after the agent died
+        trial/                          the trial's folder as it will be stored (layout.py's
+                                        TrialPaths): agent/ holds the agent's logs (not seen
+                                        by the agent), output/ the regular files copied from
+                                        the agent's output/ after it died, grader/ the grading
         grade/                          context.json, result/, scratch/ of the grading sandbox
 """
 
@@ -25,6 +27,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from lastexam.layout import TrialPaths
 from lastexam.paths import home_subdir, package_dir
 from lastexam.run.collect import inputs_state, snapshot_output
 from lastexam.task.load import Task
@@ -65,12 +68,9 @@ class TrialWorkspace:
         return self.root / "home"
 
     @property
-    def logs(self) -> Path:
-        return self.root / "logs"
-
-    @property
-    def snapshot(self) -> Path:
-        return self.root / "snapshot"
+    def trial(self) -> TrialPaths:
+        """The trial's folder, moved whole into the run folder when the trial is recorded."""
+        return TrialPaths(self.root / "trial")
 
     @property
     def exec_log(self) -> Path:
@@ -92,7 +92,9 @@ class TrialWorkspace:
             self.inputs.mkdir()
         for d in (self.output, self.home):
             d.mkdir()
-        for d in (self.logs, self.grade):
+        self.trial.root.mkdir()
+        self.trial.root.chmod(0o711)  # its output/ is mounted into the grading sandbox
+        for d in (self.trial.agent, self.grade):
             d.mkdir(mode=0o700)
         for d in (self.inputs, self.output, self.home):
             _chown_tree(d, uid)

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from lastexam.errors import LastexamError
+from lastexam.layout import DB_NAME
 from lastexam.store.migrate import MIGRATIONS, migrate
 from lastexam.store.models import (
     SCHEMA_VERSION,
@@ -30,7 +31,6 @@ from lastexam.store.models import (
     TrialStatus,
 )
 
-DB_NAME = "results.db"
 # Fields of a trial record held in their own columns (or tables), not in record_json.
 ROW_FIELDS = {"status", "score", "full_pass", "policy", "grade", "error"}
 

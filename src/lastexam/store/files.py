@@ -7,9 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from lastexam.layout import TRIAL
 from lastexam.store.models import TrialRecord
 
-TRIAL_FILE = "trial.json"
+TRIAL_FILE = TRIAL.record.name
 
 
 def trial_document(record: TrialRecord) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lastexam.layout import RunPaths
 from lastexam.store.files import write_trial_file
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def migrate(store: Store, run_dir: Path) -> None:
             version += 1
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(version),))
         for record in store.trials() if migrated else ():
-            folder = run_dir / "trials" / record.trial_id
+            folder = RunPaths(run_dir).trial(record.trial_id).root
             if folder.is_dir():
                 write_trial_file(folder, record)
         conn.execute("COMMIT")

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from lastexam.agents import get_agent
 from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError, describe_validation_error
+from lastexam.layout import RunPaths
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.session import new_run_id, open_run
 from lastexam.run.trial import TrialPlan, TrialRunner
@@ -304,7 +305,7 @@ class Validator:
         report.add(name, ok, f"score {g.score} (declared {lo}..{hi})")
 
     def _determinism_gate(self, task: Task, env: envs.Environment, oracle_trial: str, report: TaskReport) -> None:
-        output = self.runner.run_dir / "trials" / oracle_trial / "output"
+        output = RunPaths(self.runner.run_dir).trial(oracle_trial).output
         if not output.is_dir():
             report.add("grading is deterministic", False, "no oracle output to grade")
             return
@@ -372,7 +373,7 @@ def validate_tasks(
     on_report=None,
 ) -> list[TaskReport]:
     """Validate task folders in a throwaway run (kept in `keep` when given)."""
-    if keep is not None and (keep / "results.db").exists():
+    if keep is not None and RunPaths(keep).db.exists():
         raise LastexamError("already holds a run: give --keep a new folder", path=keep)
     run_dir = keep or Path(tempfile.mkdtemp(prefix="lastexam-validate-"))
     config = RunConfig(task_paths=[str(f) for f in folders], agent="validate")

@@ -1,0 +1,120 @@
+"""Where a run's files are, defined once: the run folder, a trial's folder, and the paths the
+sandboxes see. A trial's folder has the same layout while the trial runs (inside its
+workspace, see run/workspace.py) and once stored in the run folder.
+
+<run-dir>/
+    results.db                      the store: runs, trials, grades (the commit point)
+    trials/<trial-id>/              one finished trial (TrialPaths)
+        trial.json                  the trial's record
+        output/                     regular files the agent left in /task/output
+        agent/                      agent.stdout.log, agent.stderr.log, exec.jsonl,
+                                    inputs_after.json, the harness's native logs
+        grader/                     result.json, grader.stdout.log, grader.stderr.log
+        grades/NN-<version>/        grade.json of each regrade
+        gateway.jsonl, trajectory.json  (agents that use a model)
+    trials/.tmp-<trial-id>/         a trial being moved in (never a finished trial)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+DB_NAME = "results.db"
+STAGING_PREFIX = ".tmp-"
+
+
+@dataclass(frozen=True)
+class TrialPaths:
+    root: Path
+
+    @property
+    def record(self) -> Path:
+        return self.root / "trial.json"
+
+    @property
+    def output(self) -> Path:
+        return self.root / "output"
+
+    @property
+    def agent(self) -> Path:
+        return self.root / "agent"
+
+    @property
+    def agent_stdout(self) -> Path:
+        return self.agent / "agent.stdout.log"
+
+    @property
+    def agent_stderr(self) -> Path:
+        return self.agent / "agent.stderr.log"
+
+    @property
+    def exec_log(self) -> Path:
+        return self.agent / "exec.jsonl"
+
+    @property
+    def inputs_after(self) -> Path:
+        """The state of the agent's inputs/ after it ran, which grading (and regrading) sees."""
+        return self.agent / "inputs_after.json"
+
+    @property
+    def grader(self) -> Path:
+        return self.root / "grader"
+
+    @property
+    def grades(self) -> Path:
+        return self.root / "grades"
+
+    @property
+    def gateway_log(self) -> Path:
+        return self.root / "gateway.jsonl"
+
+    @property
+    def trajectory(self) -> Path:
+        return self.root / "trajectory.json"
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    root: Path
+
+    @property
+    def db(self) -> Path:
+        return self.root / DB_NAME
+
+    @property
+    def trials(self) -> Path:
+        return self.root / "trials"
+
+    def trial(self, trial_id: str) -> TrialPaths:
+        return TrialPaths(self.trials / trial_id)
+
+    def staging(self, trial_id: str) -> Path:
+        """Where a trial's folder is assembled before it is renamed into place."""
+        return self.trials / f"{STAGING_PREFIX}{trial_id}"
+
+
+class AgentSandbox:
+    """Paths inside an agent's sandbox."""
+
+    TASK = "/task"
+    INSTRUCTION = "/task/instruction.md"
+    INPUTS = "/task/inputs"
+    OUTPUT = "/task/output"
+    HOME = "/home/agent"
+    GATEWAY_DIR = "/run/lastexam/gateway"  # the folder of the gateway's unix socket
+    ORACLE = "/oracle/solution"  # the task's solution/, for the oracle only
+
+
+class GradingSandbox:
+    """Paths inside a grading sandbox (the grader finds them in its GradeContext)."""
+
+    CONTEXT = "/grade/context.json"
+    OUTPUT = "/grade/output"  # the trial's output/, read-only
+    TASK = "/grade/task"  # the task's hidden parts, read-only
+    REFERENCE = "/grade/task/reference"
+    INPUTS = "/grade/task/inputs"
+    SCRATCH = "/grade/scratch"  # writable, discarded
+    RESULT_DIR = "/grade/result"
+    RESULT = "/grade/result/result.json"
+    LIB = "/opt/lastexam/lib"  # the grading library
