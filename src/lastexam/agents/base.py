@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lastexam.errors import LastexamError
+from lastexam.gateway.providers import ModelSpec
 from lastexam.sandbox.base import Mount
 from lastexam.trajectory.schema import Step
 
@@ -22,7 +23,7 @@ class AgentContext:
 
     task_id: str
     instruction: str
-    model: str
+    model: ModelSpec | None  # the trial's model (None: the agent takes none)
     args: dict[str, str]
     timeout_s: int
     solution_dir: Path | None  # the task's solution/ (given to the oracle only)
@@ -62,7 +63,7 @@ class Agent(ABC):
     sees_solution: bool = False  # only the oracle
     accepted_args: tuple[str, ...] = ()
 
-    def check_args(self, model: str, args: dict[str, str]) -> None:
+    def check_args(self, model: ModelSpec | None, args: dict[str, str]) -> None:
         unknown = sorted(set(args) - set(self.accepted_args))
         if unknown:
             allowed = ", ".join(self.accepted_args) or "none"
@@ -79,7 +80,7 @@ class Agent(ABC):
         """What must be installed before this agent can run; empty when ready."""
         return []
 
-    def wire_for(self, model: str) -> str | None:
+    def wire_for(self, model: ModelSpec | None) -> str | None:
         """The model API this harness speaks with `model` (None: it needs no gateway)."""
         return self.wire
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lastexam.agents.base import Agent, AgentContext, AgentLaunch
 from lastexam.errors import LastexamError
+from lastexam.gateway.providers import ModelSpec
 from lastexam.sandbox.base import Mount
 
 ORACLE_DIR = "/oracle/solution"
@@ -36,7 +37,7 @@ class CommandAgent(Agent):
     description = "runs --agent-arg cmd=SHELL with sh -c in the sandbox"
     accepted_args = ("cmd",)
 
-    def check_args(self, model: str, args: dict[str, str]) -> None:
+    def check_args(self, model: ModelSpec | None, args: dict[str, str]) -> None:
         super().check_args(model, args)
         if not args.get("cmd"):
             raise LastexamError("agent 'command' needs --agent-arg cmd='SHELL COMMAND'")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lastexam.agents.base import AgentContext, AgentLaunch
 from lastexam.agents.harness import FILES_DIR, GatewayAgent
-from lastexam.gateway.providers import parse_model
+from lastexam.gateway.providers import ModelSpec
 from lastexam.trajectory.schema import Step
 
 SCRIPT = f"{FILES_DIR}/lastexam_agent.py"
@@ -27,15 +27,14 @@ class LastexamAgent(GatewayAgent):
     def uses_bridge(self) -> bool:
         return False
 
-    def wire_for(self, model: str) -> str | None:
-        spec = parse_model(model)
-        if spec.provider == "anthropic":
+    def wire_for(self, model: ModelSpec | None) -> str | None:
+        if model is not None and model.provider == "anthropic":
             return "anthropic"
         return "chat"
 
     def launch(self, ctx: AgentContext) -> AgentLaunch:
         gw = self.gateway(ctx)
-        api = ctx.args.get("api") or self.wire_for(gw.model)
+        api = ctx.args.get("api") or self.wire_for(ctx.model)
         argv = ["python3", SCRIPT, "--socket", gw.socket, "--api", str(api),
                 "--model", self.client_model(ctx),
                 "--max-steps", ctx.args.get("max_steps", "100"),

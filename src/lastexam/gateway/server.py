@@ -182,10 +182,12 @@ class Gateway:
 
     # sessions ----------------------------------------------------------------------------
     def open_session(
-        self, trial_id: str, model: str, budget: Budget, log_path: Path,
+        self, trial_id: str, model: ModelSpec | str, budget: Budget, log_path: Path,
         allow: Allowances | None = None,
     ) -> Session:
-        spec = parse_model(model)
+        """A trial's session. A run passes the model it parsed when planning; the text form
+        is for callers outside a run."""
+        spec = model if isinstance(model, ModelSpec) else parse_model(model)
         if spec.scripted:
             script = load_script(Path(spec.model))
             upstream: Any = ScriptedUpstream(script, f"scripted-{Path(spec.model).stem}")
@@ -215,23 +217,22 @@ class Gateway:
         return (session, "") if session else (None, "unknown gateway token")
 
 
-def check_model(model: str, wire: str, budget: Budget | None = None) -> ModelSpec:
+def check_model(spec: ModelSpec, wire: str, budget: Budget | None = None) -> ModelSpec:
     """Fail before a run starts if the model cannot answer a harness speaking `wire`, or if
     a cost budget could not be enforced because the model has no price."""
-    spec = parse_model(model)
     if spec.scripted:
         script = load_script(Path(spec.model))
         priced = script.price_as is not None and price_table().price("", script.price_as)
     else:
         if wire not in spec.wires():
             raise LastexamError(
-                f"model {model!r}: provider {spec.provider!r} does not speak the {wire} API "
+                f"model {spec.text!r}: provider {spec.provider!r} does not speak the {wire} API "
                 f"(it speaks {', '.join(spec.wires())})"
             )
         priced = price_table().price(spec.provider, spec.model) is not None
     if budget is not None and budget.max_cost_usd is not None and not priced:
         raise LastexamError(
-            f"--max-cost-usd cannot be enforced for {model!r}: it has no price in the price "
+            f"--max-cost-usd cannot be enforced for {spec.text!r}: it has no price in the price "
             f"table (version {price_table().version}); use --max-tokens"
         )
     return spec

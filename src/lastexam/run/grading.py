@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,12 +39,9 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
     result_dir, scratch = req.workdir / "result", req.workdir / "scratch"
     for d in (req.workdir, result_dir, scratch):
         d.mkdir(parents=True)
-    uid = getattr(provider, "uid", None)
-    if uid is not None:
-        import os
-
+    if provider.uid is not None:
         for d in (result_dir, scratch):
-            os.chown(d, uid, uid)
+            os.chown(d, provider.uid, provider.uid)
         req.workdir.chmod(0o711)
     context = GradeContext(
         output=Path(GradingSandbox.OUTPUT),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lastexam.agents.base import Agent, GatewayAccess
 from lastexam.gateway.models import Budget, SessionSummary
-from lastexam.gateway.providers import parse_model
+from lastexam.gateway.providers import ModelSpec
 from lastexam.gateway.server import Gateway
 from lastexam.gateway.session import Session
 from lastexam.layout import AgentSandbox, TrialPaths
@@ -30,15 +30,14 @@ class ModelAccess:
 
 
 def open_access(
-    gateway: Gateway, trial_id: str, model: str, budget: Budget, log: Path
+    gateway: Gateway, trial_id: str, spec: ModelSpec, budget: Budget, log: Path
 ) -> ModelAccess:
-    session = gateway.open_session(trial_id, model, budget, log)
-    spec = parse_model(model)
+    session = gateway.open_session(trial_id, spec, budget, log)
     socket_name = gateway.socket_path.name
     access = GatewayAccess(
         socket=f"{AgentSandbox.GATEWAY_DIR}/{socket_name}",
         token=session.token,
-        model=model,
+        model=spec.text,
         model_id="" if spec.scripted else spec.model,
     )
     return ModelAccess(session, access, Mount(gateway.socket_path.parent, AgentSandbox.GATEWAY_DIR))

@@ -10,6 +10,8 @@ count (they are retried, then reported apart).
 from __future__ import annotations
 
 import errno
+import shutil
+import sqlite3
 from dataclasses import dataclass
 
 from lastexam.store.models import TrialStatus
@@ -67,7 +69,7 @@ def infra_kind(exc: BaseException, task_exists: bool, stage: str) -> str:
     """The policy kind of an exception raised while running a trial."""
     from lastexam.sandbox.base import SandboxError
 
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+    if disk_full(exc):
         return "disk_full"
     if not task_exists:
         return "task_missing"
@@ -76,6 +78,16 @@ def infra_kind(exc: BaseException, task_exists: bool, stage: str) -> str:
     if stage == "stage" and isinstance(exc, OSError):
         return "staging_failed"
     return "harness_error"
+
+
+def disk_full(exc: BaseException) -> bool:
+    """The one test for "the disk (or the quota) is full", whatever raised it."""
+    if isinstance(exc, shutil.Error):  # copytree gathers its files' errors as (src, dst, why)
+        return any(f"[Errno {n}]" in str(item) for item in exc.args[0]
+                   for n in (errno.ENOSPC, errno.EDQUOT))
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
 
 
 class RunAborted(Exception):

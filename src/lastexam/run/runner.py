@@ -42,11 +42,12 @@ def plan_trials(tasks: list[Task], config: RunConfig) -> list[TrialPlan]:
     environments: dict[str, envs.Environment] = {}
     for cell in config.matrix():
         agent = get_agent(cell.agent)
-        agent.check_args(cell.model, cell.agent_args)
+        model = parse_model(cell.model) if cell.model else None  # the one parse of the model
+        agent.check_args(model, cell.agent_args)
         budget = Budget(max_cost_usd=cell.max_cost_usd, max_tokens=cell.max_tokens)
-        wire = agent.wire_for(cell.model)
+        wire = agent.wire_for(model) if model is not None else None
         if wire is not None:
-            check_model(cell.model, wire, budget)
+            check_model(model, wire, budget)
         for task in tasks:
             name = task.spec.environment
             if name not in environments:
@@ -55,13 +56,14 @@ def plan_trials(tasks: list[Task], config: RunConfig) -> list[TrialPlan]:
             for attempt in range(1, config.attempts + 1):
                 key = TrialKey(task_id=task.id, agent=agent.name, model=cell.model, attempt=attempt)
                 plans.append(
-                    TrialPlan(task, key, agent, cell.agent_args, timeout, environments[name], budget)
+                    TrialPlan(task, key, agent, cell.agent_args, timeout, environments[name],
+                              model, budget)
                 )
     return plans
 
 
 def uses_gateway(plans: list[TrialPlan]) -> bool:
-    return any(p.agent.wire_for(p.key.model) is not None for p in plans)
+    return any(p.model is not None and p.agent.wire_for(p.model) is not None for p in plans)
 
 
 def gateway_socket(area: RunWorkArea) -> Path:
@@ -91,10 +93,10 @@ def check_ready(plans: list[TrialPlan], provider: SandboxProvider) -> None:
             )
     for agent in {p.agent.name: p.agent for p in plans}.values():
         problems += [f"agent {agent.name!r}: {m}" for m in agent.missing()]
-    for model in sorted({p.key.model for p in plans if p.agent.wire_for(p.key.model)}):
-        spec = parse_model(model)
+    specs = {p.model for p in plans if p.model is not None and p.agent.wire_for(p.model)}
+    for spec in sorted(specs, key=lambda s: s.text):
         if not spec.scripted:
-            problems += [f"model {model!r}: {m}" for m in PROVIDERS[spec.provider].missing()]
+            problems += [f"model {spec.text!r}: {m}" for m in PROVIDERS[spec.provider].missing()]
     if problems:
         raise LastexamError("cannot start the run:\n- " + "\n- ".join(problems))
 

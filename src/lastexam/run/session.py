@@ -26,7 +26,7 @@ from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import SandboxProvider
 from lastexam.sandbox.bwrap import BwrapProvider
 from lastexam.store.db import Store, create_store
-from lastexam.store.models import RunConfig
+from lastexam.store.models import HostFacts, Repro, RunConfig
 
 
 def new_run_id(agent: str) -> str:
@@ -51,7 +51,7 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def host_facts() -> dict[str, object]:
+def host_facts() -> HostFacts:
     mem = None
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -59,13 +59,10 @@ def host_facts() -> dict[str, object]:
                 mem = int(line.split()[1]) * 1024
     except OSError:
         pass
-    return {
-        "cpus": os.cpu_count(),
-        "memory_bytes": mem,
-        "kernel": platform.release(),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
-    }
+    return HostFacts(
+        cpus=os.cpu_count(), memory_bytes=mem, kernel=platform.release(),
+        machine=platform.machine(), python=platform.python_version(),
+    )
 
 
 def check_sandbox(provider: SandboxProvider) -> None:
@@ -85,14 +82,12 @@ class RunSession:
     provider: SandboxProvider
     store: Store
 
-    def repro(self) -> dict[str, object]:
+    def repro(self) -> Repro:
         """The run-wide part of each trial's reproducibility record."""
-        return {
-            "harness_version": __version__,
-            "git_commit": git_commit(),
-            "sandbox": self.provider.settings(),
-            "host": host_facts(),
-        }
+        return Repro(
+            harness_version=__version__, git_commit=git_commit(),
+            sandbox=self.provider.settings(), host=host_facts(),
+        )
 
     def trial_runner(self, gateway: Gateway | None = None, max_retries: int = 2) -> TrialRunner:
         return TrialRunner(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -15,12 +14,13 @@ from pathlib import Path
 from lastexam.agents.base import Agent, AgentContext
 from lastexam.envs.manage import Environment
 from lastexam.gateway.models import Budget, SessionSummary
+from lastexam.gateway.providers import ModelSpec
 from lastexam.gateway.server import Gateway
 from lastexam.layout import AgentSandbox, RunPaths
 from lastexam.run.faults import point
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.model_access import ModelAccess, open_access, save_trajectory
-from lastexam.run.policy import POLICY, RunAborted, agent_kind, infra_kind
+from lastexam.run.policy import POLICY, RunAborted, agent_kind, disk_full, infra_kind
 from lastexam.run.workspace import RunWorkArea, TrialWorkspace, inputs_state, snapshot_output
 from lastexam.sandbox.base import (
     Mount,
@@ -30,21 +30,21 @@ from lastexam.sandbox.base import (
 )
 from lastexam.store.db import Store, now_iso
 from lastexam.store.files import write_trial_file
-from lastexam.store.models import EarlierTry, GradeRecord, PolicyDecision, TrialKey, TrialRecord
+from lastexam.store.models import (
+    EarlierTry,
+    ExecUsage,
+    GradeRecord,
+    PolicyDecision,
+    Repro,
+    Timings,
+    TrialKey,
+    TrialRecord,
+)
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
 from lastexam.usage.channel import ExecLogChannel, check_not_hidden, pythonpath_env
 from lastexam.usage.record import record_usage
 from lastexam.usage.shim import build_shim
-
-
-def _disk_full(e: BaseException) -> bool:
-    if isinstance(e, shutil.Error):  # copytree gathers its files' errors as (src, dst, why)
-        return any(f"[Errno {n}]" in str(item) for item in e.args[0]
-                   for n in (errno.ENOSPC, errno.EDQUOT))
-    if isinstance(e, OSError):
-        return e.errno in (errno.ENOSPC, errno.EDQUOT)
-    return getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
 
 
 @dataclass
@@ -55,6 +55,7 @@ class TrialPlan:
     agent_args: dict[str, str]
     timeout_s: int
     env: Environment
+    model: ModelSpec | None = None  # key.model, parsed once when the run is planned
     budget: Budget = field(default_factory=Budget)
 
 
@@ -65,7 +66,7 @@ class TrialRunner:
     store: Store
     provider: SandboxProvider
     area: RunWorkArea
-    repro: dict  # the run-wide part of each trial's reproducibility record
+    repro: Repro  # the run-wide part of each trial's reproducibility record
     gateway: Gateway | None = None  # the run's model gateway, when an agent needs a model
     fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)
 
@@ -97,7 +98,7 @@ class TrialRunner:
             point("commit", self.run_id, record.trial_id)
             self.store.record_trial(record)
         except (OSError, sqlite3.Error) as e:
-            if not _disk_full(e):
+            if not disk_full(e):
                 raise
             run = RunPaths(self.run_dir)  # not recorded: not kept
             for folder in (run.staging(record.trial_id), run.trial(record.trial_id).root):
@@ -127,7 +128,7 @@ class TrialRunner:
 
         ended_by, exit_code, error, outputs = "not_started", None, None, {}
         missing: list[str] = []
-        usage: dict = {}
+        usage = ExecUsage()
         after: dict[str, str] = {}
         kind = "harness_error"
         grade_record: GradeRecord | None = None
@@ -135,14 +136,14 @@ class TrialRunner:
         model_usage: SessionSummary | None = None
         try:
             point("stage", self.run_id, trial_id)
-            ws.stage(task, getattr(self.provider, "uid", None))
+            ws.stage(task, self.provider.uid)
             lap("stage")
             step = "agent"
             agent_version = plan.agent.version()
             access = self._open_access(plan, ws)
             point("agent", self.run_id, trial_id)
             shim = build_shim()
-            uid = getattr(self.provider, "uid", None)
+            uid = self.provider.uid
             channel = ExecLogChannel(shim, ws.exec_log, uid) if shim else None
             exec_log = None
             try:
@@ -172,7 +173,9 @@ class TrialRunner:
             )
             after = inputs_state(task.inputs_dir, ws.inputs)
             missing = [o for o in task.spec.outputs if not (ws.trial.output / o).is_file()]
-            usage = record_usage(exec_log, ws.trial.exec_log, task.spec.software, request.argv[0])
+            usage = ExecUsage.model_validate(record_usage(
+                exec_log, ws.trial.exec_log, task.spec.software, request.argv[0]
+            ))
             ws.free_agent_areas()
             lap("collect")
             step = "grade"
@@ -215,12 +218,11 @@ class TrialRunner:
             run_error=error,
             started_at=started_at,
             finished_at=now_iso(),
-            timings=timings,
+            timings=Timings(**timings),
             outputs=outputs,
             missing_outputs=missing,
             usage=usage,
-            repro={
-                **self.repro,
+            repro=self.repro.model_copy(update={
                 "task_hash": task.content_hash if task.path.is_dir() else None,
                 "grader_version": task.grader_hash if task.path.is_dir() else None,
                 "environment": plan.env.name,
@@ -229,18 +231,18 @@ class TrialRunner:
                 "agent_version": agent_version,
                 "model": key.model,
                 "timeout_s": plan.timeout_s,
-            },
+            }),
             gateway=model_usage,
             grade=grade_record,
         )
         return record, kind
 
     def _open_access(self, plan: TrialPlan, ws: TrialWorkspace) -> ModelAccess | None:
-        if plan.agent.wire_for(plan.key.model) is None:
+        if plan.model is None or plan.agent.wire_for(plan.model) is None:
             return None
         if self.gateway is None:
             raise RuntimeError(f"agent {plan.agent.name!r} needs the model gateway, which is not running")
-        return open_access(self.gateway, plan.key.trial_id, plan.key.model, plan.budget,
+        return open_access(self.gateway, plan.key.trial_id, plan.model, plan.budget,
                            ws.trial.gateway_log)
 
     def _save_trajectory(
@@ -268,7 +270,7 @@ class TrialRunner:
             AgentContext(
                 task_id=task.id,
                 instruction=instruction,
-                model=plan.key.model,
+                model=plan.model,
                 args=plan.agent_args,
                 timeout_s=plan.timeout_s,
                 solution_dir=solution,
@@ -277,7 +279,7 @@ class TrialRunner:
                 gateway=access.access if access else None,
             )
         )
-        ws.own_home(getattr(self.provider, "uid", None))  # config files the adapter wrote
+        ws.own_home(self.provider.uid)  # config files the adapter wrote
         limits = task.spec.limits
         pythonpath = launch.env.get("PYTHONPATH", "")
         env = {
@@ -344,6 +346,6 @@ class TrialRunner:
                 shutil.move(ws.grade / name, grader / name)
         run.trials.mkdir(parents=True, exist_ok=True)
         shutil.move(ws.trial.root, tmp)
-        record.timings["record"] = round(time.monotonic() - started, 4)
+        record.timings.record = round(time.monotonic() - started, 4)
         write_trial_file(tmp, record)
         os.replace(tmp, final)

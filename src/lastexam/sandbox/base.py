@@ -54,6 +54,9 @@ class SandboxError(Exception):
 
 class SandboxProvider(Protocol):
     name: str
+    # The host uid the sandbox's processes run as, which must own what they may write
+    # (None: the caller's own uid, nothing to hand over).
+    uid: int | None
 
     def preflight(self) -> list[str]:
         """Problems that stop this provider from working here; empty when ready."""

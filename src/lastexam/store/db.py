@@ -205,14 +205,14 @@ class Store:
             raise ValueError(f"{record.trial_id}: recorded without the error policy's decision")
         g = record.gateway
         usage = g.usage if g else None
-        used = record.usage.get("used_declared")
+        used = record.usage.used_declared
         row = {
             "trial_id": record.trial_id, "run_id": record.run_id, "task_id": record.key.task_id,
             "agent": record.key.agent, "model": record.key.model, "attempt": record.key.attempt,
             "cluster": record.cluster, "subdomain": record.subdomain, "tier": record.tier,
             "status": record.status, "score": record.score, "full_pass": int(record.full_pass),
             "started_at": record.started_at, "finished_at": record.finished_at,
-            "ended_by": record.ended_by, "agent_s": record.timings.get("agent", 0.0),
+            "ended_by": record.ended_by, "agent_s": record.timings.agent or 0.0,
             "cost_usd": g.cost_usd if g else None,
             "input_tokens": usage.input_tokens if usage else 0,
             "output_tokens": usage.output_tokens if usage else 0,
@@ -221,7 +221,7 @@ class Store:
             "model_calls": g.model_calls if g else 0,
             "missing_outputs": len(record.missing_outputs),
             "used_software": None if used is None else int(used),
-            "script_share": record.usage.get("script_share"),
+            "script_share": record.usage.script_share,
             "counts": int(record.policy.counts), "grade_id": None,
             "record_json": json.dumps(record.model_dump(mode="json", exclude=ROW_FIELDS)),
             "policy_kind": record.policy.kind, "retries": record.policy.retries,

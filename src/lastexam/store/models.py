@@ -73,6 +73,66 @@ class PolicyDecision(BaseModel):
     earlier: list[EarlierTry] = []
 
 
+class Timings(BaseModel):
+    """Seconds each step of a trial took (None: the trial did not reach it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stage: float | None = None
+    agent: float | None = None
+    collect: float | None = None
+    grade: float | None = None
+    record: float | None = None
+
+
+class ExecUsage(BaseModel):
+    """What the agent ran, from its exec log (usage/record.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    traced: bool = False  # False: no exec log (the agent never started, or the shim failed)
+    tampered: bool = False  # the log was altered from inside the sandbox (usage unknown)
+    tamper_reason: str | None = None
+    execs: int = 0
+    script_execs: int = 0
+    programs: dict[str, int] = {}  # the 40 most run
+    python_imports: dict[str, int] = {}  # the 40 most imported
+    declared_software: dict[str, bool | None] = {}  # task.toml's software -> used (None: unknowable)
+    # True when every declared software whose use can be seen was used; None: unknowable
+    used_declared: bool | None = None
+    script_share: float | None = None
+
+
+class HostFacts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cpus: int | None = None
+    memory_bytes: int | None = None
+    kernel: str = ""
+    machine: str = ""
+    python: str = ""
+
+
+class Repro(BaseModel):
+    """What a trial's result depends on. The run-wide part (harness, sandbox, host) is the
+    same for every trial of a run; the rest is the trial's own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    harness_version: str = ""
+    git_commit: str | None = None
+    sandbox: dict[str, Any] = {}  # the sandbox provider's settings()
+    host: HostFacts | None = None
+    task_hash: str | None = None  # None: the task folder was gone
+    grader_version: str | None = None
+    environment: str = ""
+    environment_fingerprint: dict[str, str] = {}
+    agent: str = ""
+    agent_version: str = ""
+    model: str = ""
+    timeout_s: int | None = None
+
+
 class TrialKey(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -110,13 +170,12 @@ class TrialRecord(BaseModel):
     run_error: str | None = None  # the agent's or the harness's; a grader's is in its grade
     started_at: str
     finished_at: str
-    timings: dict[str, float] = {}
+    timings: Timings = Timings()
     outputs: dict[str, Any] = {}  # snapshot manifest: files, bytes, dropped entries
     missing_outputs: list[str] = []  # required outputs (task.toml) absent from the snapshot
-    # exec log summary: programs run, script execs, Python imports, declared software used
-    usage: dict[str, Any] = {}
+    usage: ExecUsage = ExecUsage()
     policy: PolicyDecision | None = None  # None until the trial's ending is decided
-    repro: dict[str, Any] = {}  # what the result depends on (hashes, versions, host)
+    repro: Repro = Repro()
     gateway: SessionSummary | None = None  # model calls, tokens, cost, budget (model agents)
     grade: GradeRecord | None = None  # the newest grade; older ones stay in the store
 

@@ -324,7 +324,7 @@ class Validator:
         out.mkdir(parents=True)
         for p in [work, *work.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
-        uid = getattr(self.runner.provider, "uid", None)
+        uid = self.runner.provider.uid
         if uid is not None:
             os.chown(out, uid, uid)
         result = self.runner.provider.run(

@@ -167,15 +167,14 @@ def _tail(folder: TrialFolder, rel: str) -> str:
 def trial_page(run: str, record: TrialRecord, folder: TrialFolder) -> str:
     base = f"/run/{quote(run)}/trial/{quote(record.trial_id)}"
     cls = "pass" if record.full_pass else "fail"
-    timings = ", ".join(f"{k} {v:.2f} s" for k, v in record.timings.items())
-    usage = record.usage or {}
+    timings = ", ".join(f"{k} {v:.2f} s" for k, v in record.timings.model_dump(exclude_none=True).items())
     gateway = record.gateway.model_dump() if record.gateway else None
     summary = table(["", ""], [
         ["task", e(record.key.task_id)], ["agent / model", e(f"{record.key.agent} / {record.key.model or '-'}")],
         ["attempt", str(record.key.attempt)], ["status", e(record.status)],
         ["score", f"<span class={cls}>{pct(record.score)}</span>"], ["ended by", e(record.ended_by)],
         ["timings", e(timings)], ["missing outputs", e(", ".join(record.missing_outputs) or "-")],
-        ["declared software used", e(json.dumps(usage.get("declared_software", {})))],
+        ["declared software used", e(json.dumps(record.usage.declared_software))],
         ["model usage", f"<code>{e(json.dumps(gateway)) if gateway else '-'}</code>"],
     ])
     error = f"<h2>Error</h2><pre>{e(record.error)}</pre>" if record.error else ""
@@ -189,6 +188,6 @@ def trial_page(run: str, record: TrialRecord, folder: TrialFolder) -> str:
         "<h2>Logs</h2>",
         _tail(folder, "agent/agent.stdout.log"), _tail(folder, "agent/agent.stderr.log"),
         _tail(folder, "grader/grader.stdout.log"), _tail(folder, "grader/grader.stderr.log"),
-        f"<h2>Reproducibility</h2><pre>{e(json.dumps(record.repro, indent=1))}</pre>",
+        f"<h2>Reproducibility</h2><pre>{e(json.dumps(record.repro.model_dump(mode='json'), indent=1))}</pre>",
     ]))
 
