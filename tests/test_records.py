@@ -15,7 +15,7 @@ from lastexam.gateway.providers import ModelSpec
 from lastexam.grading.context import GradeContext
 from lastexam.run import runner
 from lastexam.run.policy import disk_full, infra_kind
-from lastexam.store.models import RunConfig, RunCell, TrialRecord
+from lastexam.store.models import RunCell, RunConfig, TrialRecord
 from lastexam.task.load import load_task
 
 # A trial record as the harness wrote it before its parts were typed (record_json, trial.json).
