@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DB_NAME = "results.db"
+TRIALS_DIR = "trials"
 STAGING_PREFIX = ".tmp-"
+GRADER_STDOUT = "grader.stdout.log"  # written in the grading work folder, kept in grader/
+GRADER_STDERR = "grader.stderr.log"
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,14 @@ class TrialPaths:
         return self.root / "grader"
 
     @property
+    def grader_stdout(self) -> Path:
+        return self.grader / GRADER_STDOUT
+
+    @property
+    def grader_stderr(self) -> Path:
+        return self.grader / GRADER_STDERR
+
+    @property
     def grades(self) -> Path:
         return self.root / "grades"
 
@@ -74,6 +85,10 @@ class TrialPaths:
         return self.root / "trajectory.json"
 
 
+# The names inside any trial folder, relative to it (TRIAL.exec_log: agent/exec.jsonl).
+TRIAL = TrialPaths(Path())
+
+
 @dataclass(frozen=True)
 class RunPaths:
     root: Path
@@ -84,7 +99,7 @@ class RunPaths:
 
     @property
     def trials(self) -> Path:
-        return self.root / "trials"
+        return self.root / TRIALS_DIR
 
     def trial(self, trial_id: str) -> TrialPaths:
         return TrialPaths(self.trials / trial_id)

@@ -12,6 +12,7 @@ from typing import Any
 
 from lastexam import __version__
 from lastexam.analysis.failures import CATEGORIES, attribute
+from lastexam.layout import RunPaths
 from lastexam.report import figures
 from lastexam.store.db import Store
 from lastexam.store.models import CheckResult
@@ -213,7 +214,7 @@ def render(run_dirs: Sequence[Path], rows: Sequence[TrialRow], o: dict[str, Any]
     def trial_link(r: TrialRow) -> str:
         if embed:
             return f"#{_trial_anchor(r)}"
-        target = names[r.run] / "trials" / r.trial_id / "trial.json"
+        target = RunPaths(names[r.run]).trial(r.trial_id).record
         return os.path.relpath(target, dest.parent)
 
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")

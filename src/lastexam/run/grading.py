@@ -11,7 +11,7 @@ from pathlib import Path
 from lastexam.envs.manage import Environment
 from lastexam.grading.context import GradeContext
 from lastexam.grading.rubric import Check, full_pass_of, score_of
-from lastexam.layout import GradingSandbox
+from lastexam.layout import GRADER_STDERR, GRADER_STDOUT, GradingSandbox
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import Mount, SandboxLimits, SandboxProvider, SandboxRequest
 from lastexam.store.db import now_iso
@@ -89,8 +89,8 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
             max_processes=256,
             watch_bytes=2 * 1024**3,
         ),
-        stdout=req.workdir / "grader.stdout.log",
-        stderr=req.workdir / "grader.stderr.log",
+        stdout=req.workdir / GRADER_STDOUT,
+        stderr=req.workdir / GRADER_STDERR,
         watch=[scratch, result_dir],
     )
     started = time.monotonic()

@@ -64,7 +64,7 @@ def _regrade_one(
         tasks_by_path[record.task_path] = load_task(Path(record.task_path))
     task = tasks_by_path[record.task_path]
     env = envs.load(task.spec.environment, task.path)
-    work = area.root / "trials" / record.trial_id
+    work = area.trial(record.trial_id).root
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     work.chmod(0o711)

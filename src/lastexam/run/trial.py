@@ -340,10 +340,10 @@ class TrialRunner:
         grader = ws.trial.grader
         if (ws.grade / "result").exists():
             shutil.move(ws.grade / "result", grader)
-        for name in ("grader.stdout.log", "grader.stderr.log"):
-            if (ws.grade / name).exists():
+        for log in (ws.trial.grader_stdout, ws.trial.grader_stderr):
+            if (ws.grade / log.name).exists():
                 grader.mkdir(exist_ok=True)
-                shutil.move(ws.grade / name, grader / name)
+                shutil.move(ws.grade / log.name, log)
         run.trials.mkdir(parents=True, exist_ok=True)
         shutil.move(ws.trial.root, tmp)
         record.timings.record = round(time.monotonic() - started, 4)

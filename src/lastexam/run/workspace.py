@@ -4,6 +4,7 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
     etc/passwd, etc/group               identity files the sandboxes see
     lib/lastexam/                       the grading library, for the grading sandbox
     tasks/<task-id>/                    read-only copy of the hidden parts, for grading/oracle
+    validate/<task-id>/                 the validation gates' gradings and generator runs
     trials/<trial-id>/
         instruction.md inputs/ output/ home/   seen by the agent at /task/... and $HOME
         exec/                           the exec log's FIFO (fifo/, read-only inside) and its
@@ -188,6 +189,10 @@ class RunWorkArea:
 
     def trial(self, trial_id: str) -> TrialWorkspace:
         return TrialWorkspace(self.root / "trials" / trial_id)
+
+    def validation(self, task_id: str) -> Path:
+        """Scratch folders of `lastexam validate`'s gates for one task."""
+        return self.root / "validate" / task_id
 
     def remove(self) -> None:
         remove_tree(self.root)

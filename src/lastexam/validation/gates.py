@@ -241,7 +241,7 @@ class Validator:
         return self.runner.run(TrialPlan(task, key, agent, {}, task.spec.timeout_s, env))
 
     def _grade_dir(self, task: Task, env: envs.Environment, output: Path, tag: str) -> GradeRecord:
-        work = self.area.root / "validate" / task.id / tag
+        work = self.area.validation(task.id) / tag
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         work.chmod(0o711)
@@ -317,7 +317,7 @@ class Validator:
         report.add("grading is deterministic", same, "" if same else "two gradings of the oracle output differ")
 
     def _generator_gate(self, task: Task, env: envs.Environment, report: TaskReport) -> None:
-        work = self.area.root / "validate" / task.id / "generate"
+        work = self.area.validation(task.id) / "generate"
         shutil.rmtree(work, ignore_errors=True)
         src, out = work / "task", work / "out"
         shutil.copytree(task.path, src, ignore=shutil.ignore_patterns("fixtures", "__pycache__"))

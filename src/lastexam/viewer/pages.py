@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from lastexam.analysis.failures import attribute
+from lastexam.layout import TRIAL
 from lastexam.store.models import TrialRecord
 from lastexam.store.rows import TrialRow
 from lastexam.viewer.paths import TrialFolder
@@ -90,7 +91,7 @@ def _rubric(record: TrialRecord) -> str:
 
 
 def _trajectory(folder: TrialFolder, base: str) -> str:
-    data = folder.read("trajectory.json")
+    data = folder.read(TRIAL.trajectory.as_posix())
     if data is None:
         return "<p>No trajectory (the calibration agents make no model calls).</p>"
     try:
@@ -126,7 +127,7 @@ def _trajectory(folder: TrialFolder, base: str) -> str:
 
 
 def _files(folder: TrialFolder, base: str) -> str:
-    found = folder.listing("output")
+    found = folder.listing(TRIAL.output.as_posix())
     if found is None:
         return "<p>No output.</p>"
     files, count = found
@@ -138,7 +139,7 @@ def _files(folder: TrialFolder, base: str) -> str:
 
 
 def _exec_log(folder: TrialFolder) -> str:
-    data = folder.read("agent/exec.jsonl")
+    data = folder.read(TRIAL.exec_log.as_posix())
     if data is None:
         return "<p>No exec log.</p>"
     rows = []
@@ -186,8 +187,8 @@ def trial_page(run: str, record: TrialRecord, folder: TrialFolder) -> str:
         "<h2>Output files</h2>", _files(folder, base),
         "<h2>Exec log</h2>", _exec_log(folder),
         "<h2>Logs</h2>",
-        _tail(folder, "agent/agent.stdout.log"), _tail(folder, "agent/agent.stderr.log"),
-        _tail(folder, "grader/grader.stdout.log"), _tail(folder, "grader/grader.stderr.log"),
+        *(_tail(folder, log.as_posix()) for log in (TRIAL.agent_stdout, TRIAL.agent_stderr,
+                                                    TRIAL.grader_stdout, TRIAL.grader_stderr)),
         f"<h2>Reproducibility</h2><pre>{e(json.dumps(record.repro.model_dump(mode='json'), indent=1))}</pre>",
     ]))
 

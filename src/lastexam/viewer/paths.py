@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from lastexam.layout import TRIALS_DIR
+
 DOUBLE_ENCODED = re.compile(rb"%[0-9A-Fa-f]{2}")
 LISTING_LIMIT = 2000
 
@@ -90,7 +92,7 @@ class TrialFolder:
     def _dir(self, parts: list[bytes]) -> Iterator[int]:
         fd = os.open(self.run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            for name in [b"trials", self.trial_id, *parts]:
+            for name in [os.fsencode(TRIALS_DIR), self.trial_id, *parts]:
                 child = _open_dir(fd, name)
                 os.close(fd)
                 fd = child
