@@ -115,3 +115,17 @@ def test_builtin_agents_come_from_the_entry_points() -> None:
     declared = {ep.name: ep.value for ep in entry_points(group="lastexam.agents")}
     assert declared["oracle"] == "lastexam.agents.builtin:OracleAgent"
     assert type(get_agent("codex")).__name__ == "CodexAgent"
+
+
+def test_an_experiment_file_names_an_outside_agent(tmp_path: Path) -> None:
+    from lastexam.cli.run_cmd import _experiment
+    from lastexam.run.runner import plan_trials
+    from lastexam.task.load import load_task
+
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(f"tasks: [{COLUMN_TOTAL}]\nagents:\n  - name: test_agent_plugins:AwkSumAgent\n"
+                   "    args: {column: '1'}\n")
+    config = _experiment(exp, None, None, None, {}, None, None, None, None, None)
+    assert [c.agent for c in config.cells] == ["test_agent_plugins:AwkSumAgent"]
+    plans = plan_trials([load_task(COLUMN_TOTAL)], config)
+    assert [p.key.agent for p in plans] == ["awk-sum"]
