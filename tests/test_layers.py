@@ -51,3 +51,9 @@ def test_the_scan_sees_an_upward_import(tmp_path: Path) -> None:
         "task/bad.py imports lastexam.run.session",
         "task/bad.py imports lastexam.validation.gates",
     ]
+
+
+def test_the_layout_module_is_at_the_bottom() -> None:
+    """Every layer reads paths from layout.py, which therefore imports no lastexam module."""
+    names = imported_modules(PACKAGE / "layout.py")
+    assert names and not [n for n in names if n.startswith("lastexam")]

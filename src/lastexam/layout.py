@@ -119,6 +119,12 @@ class AgentSandbox:
     HOME = "/home/agent"
     GATEWAY_DIR = "/run/lastexam/gateway"  # the folder of the gateway's unix socket
     ORACLE = "/oracle/solution"  # the task's solution/, for the oracle only
+    FILES = "/opt/lastexam"  # the harness files adapters run (agents/sandbox_files)
+    TOOLCHAIN = "/opt/agent"  # an adapter's npm toolchain
+    EXEC_DIR = "/run/lastexam/exec"  # the exec log's FIFO (read-only mount)
+    USAGE_DIR = "/run/lastexam/usage"
+    EXEC_SHIM = "/run/lastexam/usage/execlog.so"  # preloaded into every dynamic program
+    USAGE_HOOK = "/run/lastexam/usage/hook"  # sitecustomize.py recording Python imports
 
 
 class GradingSandbox:

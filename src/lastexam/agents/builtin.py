@@ -5,9 +5,10 @@ from __future__ import annotations
 from lastexam.agents.base import Agent, AgentContext, AgentLaunch
 from lastexam.errors import LastexamError
 from lastexam.gateway.providers import ModelSpec
+from lastexam.layout import AgentSandbox
 from lastexam.sandbox.base import Mount
 
-ORACLE_DIR = "/oracle/solution"
+ORACLE_DIR = AgentSandbox.ORACLE
 
 
 class OracleAgent(Agent):

@@ -8,6 +8,7 @@ from pathlib import Path
 from lastexam.agents.base import AgentContext, AgentLaunch
 from lastexam.agents.harness import QUIET_ENV, GatewayAgent, write_home_file
 from lastexam.agents.npm import NpmToolchain
+from lastexam.layout import AgentSandbox
 from lastexam.trajectory.schema import Step
 
 TOOLCHAIN = NpmToolchain("codex", "@openai/codex", "0.171.0", "@openai/codex/bin/codex.js",
@@ -46,7 +47,7 @@ class CodexAgent(GatewayAgent):
         argv = [self.executable(), "exec", "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox", "--json", "--model", model,
                 *self.extra_args(ctx), ctx.instruction]
-        env = {**QUIET_ENV, "CODEX_HOME": "/home/agent/.codex", TOKEN_VAR: gw.token}
+        env = {**QUIET_ENV, "CODEX_HOME": f"{AgentSandbox.HOME}/.codex", TOKEN_VAR: gw.token}
         return AgentLaunch(argv=self.bridged(ctx, argv), env=env, mounts=self.mounts())
 
     def native_steps(self, logs: Path) -> list[Step] | None:

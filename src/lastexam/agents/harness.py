@@ -18,12 +18,13 @@ from pathlib import Path
 from lastexam.agents.base import Agent, AgentContext, GatewayAccess
 from lastexam.agents.npm import NpmToolchain
 from lastexam.errors import LastexamError
+from lastexam.layout import AgentSandbox
 from lastexam.paths import home_subdir, package_dir
 from lastexam.sandbox.base import Mount
 
 FILES_SRC = package_dir() / "agents" / "sandbox_files"
-FILES_DIR = "/opt/lastexam"
-TOOLCHAIN_DIR = "/opt/agent"
+FILES_DIR = AgentSandbox.FILES
+TOOLCHAIN_DIR = AgentSandbox.TOOLCHAIN
 BRIDGE = f"{FILES_DIR}/bridge.sh"
 # Variables every headless harness gets: no update checks, no telemetry, no colours.
 QUIET_ENV = {

@@ -20,13 +20,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from lastexam.layout import AgentSandbox
 from lastexam.sandbox.base import Mount
 
-FIFO_DIR_IN_SANDBOX = "/run/lastexam/exec"
+FIFO_DIR_IN_SANDBOX = AgentSandbox.EXEC_DIR
 FIFO_NAME = "exec.fifo"
-USAGE_DIR_IN_SANDBOX = "/run/lastexam/usage"
-SHIM_IN_SANDBOX = f"{USAGE_DIR_IN_SANDBOX}/execlog.so"
-HOOK_DIR_IN_SANDBOX = f"{USAGE_DIR_IN_SANDBOX}/hook"
+USAGE_DIR_IN_SANDBOX = AgentSandbox.USAGE_DIR
+SHIM_IN_SANDBOX = AgentSandbox.EXEC_SHIM
+HOOK_DIR_IN_SANDBOX = AgentSandbox.USAGE_HOOK
 HOST_LOG = "exec.log"  # the drained copy, beside (not inside) the FIFO's folder
 MAX_LOG_BYTES = 64 << 20  # kept; past it the log is marked flooded and the rest discarded
 PIPE_BYTES = 1 << 20  # the FIFO's buffer: absorbs bursts while the drain thread is busy
