@@ -14,7 +14,8 @@ def run(
         typer.Argument(help="Task folders, folders of tasks, or .txt lists (default: tasks/)."),
     ] = None,
     agent: Annotated[
-        str | None, typer.Option(help="Agent to run (see `lastexam agents list`; default oracle).")
+        str | None,
+        typer.Option(help="Agent to run: a name (`lastexam agents list`; default oracle) or module:Class."),
     ] = None,
     model: Annotated[
         str | None,
