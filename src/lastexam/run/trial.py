@@ -173,7 +173,9 @@ class TrialRunner:
             )
             after = inputs_state(task.inputs_dir, ws.inputs)
             missing = [o for o in task.spec.outputs if not (ws.trial.output / o).is_file()]
-            usage = record_usage(exec_log, ws.trial.exec_log, task.spec.software, request.argv[0])
+            usage = ExecUsage.model_validate(record_usage(
+                exec_log, ws.trial.exec_log, task.spec.software, request.argv[0]
+            ))
             ws.free_agent_areas()
             lap("collect")
             step = "grade"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from lastexam.sandbox.base import SandboxError
-from lastexam.store.models import ExecUsage
 from lastexam.usage.channel import ChannelResult
 from lastexam.usage.declared import usage as declared_usage
 from lastexam.usage.execlog import parse
@@ -20,7 +20,7 @@ class ShimNotLoaded(SandboxError):
 
 def record_usage(
     channel: ChannelResult | None, events_out: Path, software: list[str], first_argv0: str
-) -> ExecUsage:
+) -> dict[str, Any]:
     """`channel` is None when the trial ran without the shim (no C compiler): usage unknown."""
     if channel is not None and channel.error:
         raise SandboxError(channel.error)
@@ -35,9 +35,10 @@ def record_usage(
                                 "exit": e.exit_status}) + "\n")
     declared = declared_usage(software, log)
     known = [v for v in declared.values() if v is not None]
-    return ExecUsage(
+    return {
         **log.summary(),
-        declared_software=declared,
-        used_declared=all(known) if known else None,
-        script_share=round(log.script_execs / log.total, 4) if log.total else None,
-    )
+        "declared_software": declared,
+        # True when every declared software whose use can be seen was used; None: unknowable
+        "used_declared": all(known) if known else None,
+        "script_share": round(log.script_execs / log.total, 4) if log.total else None,
+    }
