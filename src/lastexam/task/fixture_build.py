@@ -56,7 +56,7 @@ def build_fixture_output(
     out.mkdir(parents=True)
     for p in [work, *work.rglob("*")]:
         p.chmod(0o755 if p.is_dir() else 0o644)
-    uid = getattr(provider, "uid", None)
+    uid = provider.uid
     if uid is not None:
         os.chown(out, uid, uid)
     try:

@@ -225,7 +225,7 @@ class Validator:
         )
         nop = self._trial(task, env, "nop")
         report.add("nop scores 0", nop.status == "completed" and nop.score == 0.0, _describe_trial(nop))
-        oracle_output = self.runner.run_dir / "trials" / oracle.trial_id / "output"
+        oracle_output = RunPaths(self.runner.run_dir).trial(oracle.trial_id).output
         for fx in negative_fixtures(task):
             self._fixture_gate(task, env, fx, oracle_output, report)
         for fx in positive_fixtures(task):
@@ -264,7 +264,7 @@ class Validator:
         return build_fixture_output(
             self.runner.provider, env, name=f"{self.runner.run_id}.{task.id}.make-{tag}",
             fixture_dir=fx.path, oracle_output=oracle_output, inputs=task.inputs_dir,
-            work=self.area.root / "validate" / task.id / f"make-{tag}",
+            work=self.area.validation(task.id) / f"make-{tag}",
         )
 
     def _positive_gate(
