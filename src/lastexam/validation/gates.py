@@ -24,9 +24,9 @@ from lastexam.run.trial import TrialPlan, TrialRunner
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
 from lastexam.store.models import GradeRecord, RunConfig, TrialKey
-from lastexam.task.fixture_build import build_fixture_output, has_make_script
 from lastexam.task.hygiene import solution_uses
 from lastexam.task.load import Task, load_task, tree_hash
+from lastexam.validation.fixture_build import build_fixture_output, has_make_script
 
 MIN_NEGATIVE_FIXTURES = 2
 LEAK_LINE_MIN = 20
