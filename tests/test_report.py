@@ -164,3 +164,27 @@ def test_tier_and_cluster_figures_are_per_agent(tmp_path: Path) -> None:
         ["oracle", "Other", "1", "100.0%", "100.0%"],
         ["nop", "Other", "1", "0.0%", "0.0%"],
     ]
+    assert sorted(_viewer_runs_rows(run)) == [
+        ["run", "nop", "1", "1", "0.0%", "0.0%"],
+        ["run", "oracle", "1", "1", "100.0%", "100.0%"],
+    ]
+
+
+def _viewer_runs_rows(run: Path) -> list[list[str]]:
+    """The rows of `lastexam view`'s list of runs, fetched from a real viewer."""
+    import subprocess
+
+    import httpx
+
+    from conftest import LASTEXAM, ROOT
+
+    proc = subprocess.Popen([*LASTEXAM, "view", str(run), "--port", "0"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        text = httpx.get(url, timeout=30).text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    rows = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", text)]
+    return [[re.sub(r"<[^>]+>", "", cell).strip() for cell in row] for row in rows if row]

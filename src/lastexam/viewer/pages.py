@@ -46,14 +46,22 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def runs_page(runs: dict[str, list[TrialRow]]) -> str:
+    """One row per run x agent x model: figures pooled over agents would mean nothing, and only
+    trials whose score counts (the error policy's decision) enter FPR and MS."""
     rows = []
     for name, trials in runs.items():
-        n = len(trials)
-        fpr = sum(t.full_pass for t in trials) / n if n else None
-        ms = sum(t.score or 0 for t in trials) / n if n else None
-        cells = ", ".join(sorted({t.cell for t in trials}))
-        rows.append([f"<a href='/run/{quote(name)}'>{e(name)}</a>", e(cells), str(n), pct(fpr), pct(ms)])
-    return page("lastexam runs", "<h1>Runs</h1>" + table(["run", "agents", "trials", "FPR", "MS"], rows))
+        link = f"<a href='/run/{quote(name)}'>{e(name)}</a>"
+        if not trials:
+            rows.append([link, "-", "0", "0", pct(None), pct(None)])
+        for cell in sorted({t.cell for t in trials}):
+            mine = [t for t in trials if t.cell == cell]
+            scored = [t for t in mine if t.counts]
+            n = len(scored)
+            fpr = sum(t.full_pass for t in scored) / n if n else None
+            ms = sum(t.score or 0 for t in scored) / n if n else None
+            rows.append([link, e(cell), str(len(mine)), str(n), pct(fpr), pct(ms)])
+    headers = ["run", "agent x model", "trials", "counted", "FPR", "MS"]
+    return page("lastexam runs", "<h1>Runs</h1>" + table(headers, rows))
 
 
 def run_page(name: str, trials: list[TrialRow]) -> str:
