@@ -64,6 +64,9 @@ class Allowances(BaseModel):
     mcp: bool = False  # remote MCP servers the provider connects to
     service_tier: bool = False  # a paid tier other than the default
     beta: bool = False  # anthropic-beta / openai-beta values outside the harmless list
+    # content the provider fetches (URLs) or holds for the operator's account (file ids,
+    # stored responses) instead of the request carrying it
+    remote_content: bool = False
 
 
 class CallRecord(BaseModel):

@@ -72,7 +72,7 @@ POLICIES: dict[str, WirePolicy] = {
     ),
     "responses": WirePolicy(
         body=frozenset(_RESPONSES_BODY.split()),
-        refused={"service_tier": "service_tier"},
+        refused={"service_tier": "service_tier", "previous_response_id": "remote_content"},
         client_tools=frozenset({"function", "custom", "local_shell"}),
         headers=frozenset({"openai-beta"}),
     ),
@@ -84,6 +84,10 @@ POLICIES: dict[str, WirePolicy] = {
         nested=frozenset({"generateContentRequest", "generate_content_request"}),
     ),
 }
+
+# Keys of content parts whose string value (other than a data: URL) names something the
+# provider fetches or holds: OpenAI image and file URLs, file ids of every wire.
+REMOTE_KEYS = ("image_url", "file_url", "file_id", "fileUri", "file_uri")
 
 # Tool entries that group other tools (Codex declares its sub-agent tools in one).
 CONTAINER_TOOLS = frozenset({"namespace"})
@@ -177,6 +181,33 @@ def _filter_body(wire: str, body: dict[str, Any], allow: Allowances,
     return out
 
 
+def _remote_content(body: dict[str, Any]) -> str | None:
+    """A content part (anywhere in the messages, at any depth, tools aside) that the provider
+    would fetch from a URL or read from the operator's account, described; None if there is
+    none. Inline data (base64, data: URLs) is carried by the request and allowed."""
+    stack: list[Any] = [v for k, v in body.items() if k not in ("tools", "tool_choice")]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        if node.get("type") == "url" and isinstance(node.get("url"), str):
+            return f"a source fetched from {node['url'][:100]!r}"
+        for key in REMOTE_KEYS:
+            value = node.get(key)
+            if isinstance(value, dict) and key == "image_url":
+                value = value.get("url")
+            if isinstance(value, str) and value and not value.startswith("data:"):
+                return f"{key} {value[:100]!r}"
+        for key in ("fileData", "file_data"):
+            if key in node:
+                return f"a {key} part"
+        stack.extend(node.values())
+    return None
+
+
 def _filter_headers(wire: str, headers: dict[str, str], allow: Allowances,
                     dropped: list[str]) -> dict[str, str]:
     """Headers are lower-cased and repeated ones joined with commas by the server."""
@@ -206,5 +237,8 @@ def forward_policy(
     """The request and headers to forward, and what was dropped; raises Refused."""
     dropped: list[str] = []
     body = _filter_body(wire.name, req.body, allow, dropped)
+    if not allow.remote_content and (remote := _remote_content(body)):
+        raise Refused(f"{remote}: content the provider fetches or holds is not allowed in this "
+                      "trial (it needs the 'remote_content' allowance)")
     kept = _filter_headers(wire.name, headers, allow, dropped)
     return WireRequest(req.path, req.query, body, req.size), kept, dropped
