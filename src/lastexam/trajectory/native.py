@@ -16,11 +16,22 @@ from lastexam.trajectory.schema import Metrics, Observation, ObservationResult, 
 from lastexam.untrusted import iter_lines
 
 MAX_TEXT = 100_000
+# The agent writes its log, up to its write cap, and each tiny event can open a step: what is
+# kept of one log is capped, in steps, texts, calls and results and in bytes read.
+MAX_ITEMS = 20_000
+MAX_LOG_BYTES = 128 * 1024 * 1024
+CUT = (f"the agent's log was cut: it holds more than {MAX_ITEMS} steps, texts, tool calls and "
+       f"results, or more than {MAX_LOG_BYTES} bytes; the rest is not shown")
 
 
-def _events(path: Path) -> Iterator[dict[str, Any]]:
+def _events(path: Path, b: StepBuilder) -> Iterator[dict[str, Any]]:
     # The agent writes this log: lines are bounded (iter_lines) and may be anything.
+    read = 0
     for line in iter_lines(path):
+        read += len(line) + 1
+        if read > MAX_LOG_BYTES or not b.take(0):
+            b.cut = CUT
+            return
         line = line.strip()
         if not line.startswith("{"):
             continue
@@ -46,6 +57,23 @@ class StepBuilder:
         self.steps: list[Step] = []
         self._open: Step | None = None
         self._by_call: dict[str, Step] = {}
+        self.items = 0  # texts, calls and results taken in
+        self.cut: str | None = None  # why the log was not read to its end
+
+    def take(self, n: int = 1) -> bool:
+        """Count n more items; False (and the log marked cut) once they and the steps would
+        pass the cap."""
+        if self.items + len(self.steps) + n > MAX_ITEMS:
+            self.cut = CUT
+            return False
+        self.items += n
+        return True
+
+    def done(self) -> list[Step]:
+        """The steps, ending with a note when the log was cut."""
+        if self.cut is None:
+            return self.steps
+        return [*self.steps, Step(source="system", message=self.cut)]
 
     def open_step(self, timestamp: str | None = None) -> Step:
         if self._open is None or self._open.observation is not None:
@@ -57,23 +85,27 @@ class StepBuilder:
         self._open = None
 
     def text(self, text: str, timestamp: str | None = None) -> None:
-        if text:
+        if text and self.take():
             step = self.open_step(timestamp)
             step.message = _clip(step.message + text)
 
     def reasoning(self, text: str) -> None:
-        if text:
+        if text and self.take():
             step = self.open_step()
             step.reasoning_content = _clip((step.reasoning_content or "") + text)
 
     def call(self, call_id: str, name: str, arguments: Any, timestamp: str | None = None) -> None:
+        if not self.take():
+            return
         step = self.open_step(timestamp)
         args = arguments if isinstance(arguments, dict) else {"input": arguments}
-        step.tool_calls = [*(step.tool_calls or []),
-                           ToolCall(tool_call_id=call_id, function_name=name, arguments=args)]
+        step.tool_calls = step.tool_calls or []
+        step.tool_calls.append(ToolCall(tool_call_id=call_id, function_name=name, arguments=args))
         self._by_call[call_id] = step
 
     def result(self, call_id: str, content: Any, extra: dict[str, Any] | None = None) -> None:
+        if not self.take():
+            return
         step = self._by_call.get(call_id)
         if step is None:
             return
@@ -99,7 +131,7 @@ def claude_code_steps(path: Path) -> list[Step] | None:
     b = StepBuilder()
     seen = False
     current_id = None
-    for e in _events(path):
+    for e in _events(path, b):
         kind = e.get("type")
         if kind == "assistant":
             seen = True
@@ -126,13 +158,13 @@ def claude_code_steps(path: Path) -> list[Step] | None:
                         inner = "".join(x.get("text", "") for x in inner if isinstance(x, dict))
                     b.result(block.get("tool_use_id", ""), inner,
                              {"is_error": True} if block.get("is_error") else None)
-    return b.steps if seen else None
+    return b.done() if seen else None
 
 
 def codex_steps(path: Path) -> list[Step] | None:
     b = StepBuilder()
     seen = False
-    for e in _events(path):
+    for e in _events(path, b):
         if e.get("type") != "item.completed":
             continue
         item = e.get("item") or {}
@@ -152,13 +184,13 @@ def codex_steps(path: Path) -> list[Step] | None:
             args = {k: v for k, v in item.items() if k not in ("id", "type", "status")}
             b.call(item_id, kind, args)
             b.result(item_id, item.get("status", ""))
-    return b.steps if seen else None
+    return b.done() if seen else None
 
 
 def gemini_cli_steps(path: Path) -> list[Step] | None:
     b = StepBuilder()
     seen = False
-    for e in _events(path):
+    for e in _events(path, b):
         kind, ts = e.get("type"), e.get("timestamp")
         if kind == "message" and e.get("role") == "assistant":
             seen = True
@@ -173,13 +205,13 @@ def gemini_cli_steps(path: Path) -> list[Step] | None:
                 output = e["error"].get("message") if isinstance(e["error"], dict) else e["error"]
             b.result(str(e.get("tool_id", "")), output,
                      {"status": e.get("status")} if e.get("status") != "success" else None)
-    return b.steps if seen else None
+    return b.done() if seen else None
 
 
 def lastexam_agent_steps(path: Path) -> list[Step] | None:
     b = StepBuilder()
     seen = False
-    for e in _events(path):
+    for e in _events(path, b):
         kind = e.get("type")
         if kind == "assistant":
             seen = True
@@ -200,4 +232,4 @@ def lastexam_agent_steps(path: Path) -> list[Step] | None:
         elif kind == "tool_result":
             b.result(e.get("id", ""), e.get("output", ""),
                      {"is_error": True} if e.get("is_error") else None)
-    return b.steps if seen else None
+    return b.done() if seen else None
