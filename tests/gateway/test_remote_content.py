@@ -117,3 +117,33 @@ def test_a_session_can_allow_remote_content(gateway: Gateway, client: Client, pr
     assert status == 200
     assert provider.seen[-1]["body"]["messages"] == fields["messages"]
     gateway.close_session(session.token)
+
+
+@pytest.mark.parametrize("method", ["batchGenerateContent", "embedContent", "generateAnswer",
+                                    "predictLongRunning"])
+def test_gemini_methods_that_are_not_counted_are_not_forwarded(
+        gateway: Gateway, client: Client, provider, tmp_path: Path, method: str) -> None:
+    """Only generateContent, streamGenerateContent (charged) and countTokens (free) reach the
+    provider: any other method would be forwarded as an uncounted call, with the key."""
+    path = GEMINI.replace(":generateContent", f":{method}")
+    session = gateway.open_session("t", model_for(path), Budget(), tmp_path / "l.jsonl")
+    status, _, _ = client.post(path, base_body(path), auth(path, session.token))
+    assert status == 404
+    assert provider.seen == []
+    gateway.close_session(session.token)
+
+
+def test_the_alt_parameter_cannot_add_query_parameters(
+        gateway: Gateway, client: Client, provider, tmp_path: Path) -> None:
+    """Gemini's `alt` is the one query parameter forwarded: its value, decoded by the gateway,
+    must not turn into further parameters of the provider's URL (a `key`, say)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    path = GEMINI.replace(":generateContent", ":streamGenerateContent")
+    session = gateway.open_session("t", model_for(path), Budget(), tmp_path / "l.jsonl")
+    status, _, _ = client.post(f"{path}?alt=sse%26key%3Dother%26%24fields%3Dx",
+                               base_body(path), auth(path, session.token))
+    assert status == 200
+    query = parse_qs(urlsplit(provider.seen[-1]["path"]).query)
+    assert query == {"alt": ["sse&key=other&$fields=x"]}
+    gateway.close_session(session.token)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urlencode
 
 import httpx
 
@@ -78,8 +79,8 @@ class HttpUpstream:
     def call(self, wire: Wire, req: WireRequest, headers: dict[str, str], sink: Sink) -> Outcome:
         path, body = wire.with_model(req, self.model)
         url = self.provider.url(path)
-        if req.query.get("alt"):
-            url += f"?alt={req.query['alt']}"
+        if req.query.get("alt"):  # encoded: its value must not add parameters of its own
+            url += "?" + urlencode({"alt": req.query["alt"]})
         stream = wire.is_stream(req)
         send = self._headers(wire, headers)
         payload = json.dumps(body).encode()

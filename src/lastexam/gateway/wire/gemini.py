@@ -11,7 +11,9 @@ from typing import Any
 from lastexam.gateway.models import Usage
 from lastexam.gateway.wire.base import Reply, ToolDecl, Wire, WireRequest
 
-PATH = re.compile(r"^/(?P<ver>v1beta|v1|v1alpha)/models/(?P<model>[^/:]+):(?P<method>\w+)$")
+# Only these methods are served: any other would reach the provider as an uncounted call.
+PATH = re.compile(r"^/(?P<ver>v1beta|v1|v1alpha)/models/(?P<model>[^/:]+)"
+                  r":(?P<method>generateContent|streamGenerateContent|countTokens)$")
 
 
 def _usage_json(u: Usage) -> dict[str, int]:
