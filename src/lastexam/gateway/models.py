@@ -24,6 +24,8 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # the part of cache_write_tokens written for an hour (Anthropic's ttl "1h"), billed higher
+    cache_write_1h_tokens: int = 0
     reasoning_tokens: int = 0
 
     @property
@@ -41,6 +43,7 @@ class Usage(BaseModel):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 

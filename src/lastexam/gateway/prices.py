@@ -21,7 +21,8 @@ class Price(BaseModel):
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cache_read: float | None = Field(None, ge=0)
-    cache_write: float | None = Field(None, ge=0)
+    cache_write: float | None = Field(None, ge=0)  # a 5-minute cache write
+    cache_write_1h: float | None = Field(None, ge=0)  # a 1-hour cache write
 
 
 class PriceTable(BaseModel):
@@ -39,7 +40,8 @@ class PriceTable(BaseModel):
             return None
         parts = [(usage.input_tokens, price.input), (usage.output_tokens, price.output),
                  (usage.cache_read_tokens, price.cache_read),
-                 (usage.cache_write_tokens, price.cache_write)]
+                 (usage.cache_write_tokens - usage.cache_write_1h_tokens, price.cache_write),
+                 (usage.cache_write_1h_tokens, price.cache_write_1h)]
         total = 0.0
         for tokens, per_million in parts:
             if tokens:

@@ -18,12 +18,16 @@ from lastexam.gateway.wire.base import (
 )
 
 
-def _usage_json(u: Usage) -> dict[str, int]:
+def _usage_json(u: Usage) -> dict[str, Any]:
     return {
         "input_tokens": u.input_tokens,
         "output_tokens": u.output_tokens,
         "cache_creation_input_tokens": u.cache_write_tokens,
         "cache_read_input_tokens": u.cache_read_tokens,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": u.cache_write_tokens - u.cache_write_1h_tokens,
+            "ephemeral_1h_input_tokens": u.cache_write_1h_tokens,
+        },
     }
 
 
@@ -124,9 +128,12 @@ class AnthropicWire(Wire):
 
 
 def _usage(u: dict[str, Any]) -> Usage:
+    written = int(u.get("cache_creation_input_tokens") or 0)
+    ttl = u.get("cache_creation") if isinstance(u.get("cache_creation"), dict) else {}
     return Usage(
         input_tokens=int(u.get("input_tokens") or 0),
         output_tokens=int(u.get("output_tokens") or 0),
         cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
-        cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0),
+        cache_write_tokens=written,
+        cache_write_1h_tokens=max(0, min(written, int(ttl.get("ephemeral_1h_input_tokens") or 0))),
     )
