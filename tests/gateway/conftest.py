@@ -34,6 +34,7 @@ class FakeProvider(BaseHTTPRequestHandler):
     fail_with: ClassVar[int | None] = None
     hold_after: ClassVar[int | None] = None
     drop_after: ClassVar[int | None] = None
+    gap_s: ClassVar[float] = 0.0  # a pause before each event after the first
     release: ClassVar[threading.Event] = threading.Event()
     finished: ClassVar[list[str]] = []  # paths of the requests answered to the end
 
@@ -67,6 +68,8 @@ class FakeProvider(BaseHTTPRequestHandler):
         self.send_header("content-length", str(sum(len(c) for c in chunks)))
         self.end_headers()
         for i, chunk in enumerate(chunks, 1):
+            if i > 1 and FakeProvider.gap_s:
+                time.sleep(FakeProvider.gap_s)
             try:
                 self.wfile.write(chunk)
                 self.wfile.flush()
@@ -96,6 +99,7 @@ def provider(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     FakeProvider.seen, FakeProvider.finished = [], []
     FakeProvider.fail_with = FakeProvider.hold_after = FakeProvider.drop_after = None
+    FakeProvider.gap_s = 0.0
     FakeProvider.release = threading.Event()
     yield FakeProvider
     FakeProvider.release.set()

@@ -13,6 +13,7 @@ import httpx
 
 from lastexam.gateway.models import Usage
 from lastexam.gateway.providers import Provider
+from lastexam.gateway.sink import TrialEnded
 from lastexam.gateway.wire import SSEParser, Wire, WireRequest
 
 # The retry policy, in one place: the gateway retries only a connection that could not be
@@ -109,11 +110,20 @@ class HttpUpstream:
                 sink.start(resp.status_code, ctype, True)
                 for chunk in resp.iter_bytes():
                     parser.feed(chunk)  # first: usage in a chunk the client never gets counts
-                    sink.write(chunk)
-            except OSError as e:  # the client hung up, or the trial ended (see sink.ChunkSink)
+                    try:
+                        # Once the client is gone the rest is still read, not sent: the OpenAI
+                        # wires report usage only at the end. An empty write only checks that
+                        # the trial goes on.
+                        sink.write(b"" if cut else chunk)
+                    except TrialEnded as e:
+                        cut = cut or f"the stream was cut on the client's side ({type(e).__name__}: {e})"
+                        break
+                    except OSError as e:  # the client hung up
+                        cut = f"the stream was cut on the client's side ({type(e).__name__}: {e})"
+            except OSError as e:  # the client hung up before the answer started
                 cut = f"the stream was cut on the client's side ({type(e).__name__}: {e})"
             except httpx.HTTPError as e:
-                cut = f"{self.provider.name} cut the stream ({type(e).__name__})"
+                cut = cut or f"{self.provider.name} cut the stream ({type(e).__name__})"
             parser.close()
             usage, response = wire.usage_from_events(parser.events), parser.events
             return Outcome(resp.status_code, self.model, usage, response, cut or error,
