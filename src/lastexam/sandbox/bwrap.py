@@ -30,6 +30,7 @@ from pathlib import Path
 from lastexam.errors import LastexamError
 from lastexam.sandbox import cgroups
 from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
+from lastexam.sandbox.seccomp import filter_fd
 from lastexam.untrusted import tail
 
 SANDBOX_UID = 1000  # the uid and gid seen inside
@@ -212,11 +213,14 @@ class BwrapProvider:
                 raise SandboxError(f"cannot create cgroup {req.name}: {e}") from e
         status_r, status_w = os.pipe()
         gate_r, gate_w = os.pipe() if cg is not None else (-1, -1)
+        seccomp_fd = filter_fd()
         # The dynamic loader's variables (LD_PRELOAD, LD_LIBRARY_PATH, ...) name paths inside
         # the sandbox: they are set there only, so that the host-side launchers ignore them.
         env = {k: v for k, v in req.env.items() if not k.startswith("LD_")}
         inner = [a for k, v in req.env.items() if k.startswith("LD_") for a in ("--setenv", k, v)]
         argv = self._prefix() + self._isolation_args() + self._filesystem_args(req) + inner
+        if seccomp_fd >= 0:
+            argv += ["--seccomp", str(seccomp_fd)]
         argv += ["--json-status-fd", str(status_w), "--", *req.argv]
         argv = _limits_prefix(None if cg is not None else limits.max_processes, limits.watch_bytes) + argv
         if cg is not None:
@@ -231,7 +235,7 @@ class BwrapProvider:
                     stderr=err,
                     env=env,
                     start_new_session=True,
-                    pass_fds=(status_w,) if cg is None else (status_w, gate_r),
+                    pass_fds=tuple(fd for fd in (status_w, gate_r, seccomp_fd) if fd >= 0),
                 )
         except OSError as e:
             for fd in (status_r, gate_w):
@@ -241,7 +245,7 @@ class BwrapProvider:
                 cg.remove()
             raise SandboxError(f"cannot start bwrap: {e}") from e
         finally:
-            for fd in (status_w, gate_r):
+            for fd in (status_w, gate_r, seccomp_fd):
                 if fd >= 0:
                     os.close(fd)
         if cg is not None:
