@@ -55,6 +55,9 @@ REMOTE = {
     "responses-file-id": ("/v1/responses", {"input": [{"role": "user", "content": [
         {"type": "input_file", "file_id": "file-other"}]}]}),
     "responses-previous-response": ("/v1/responses", {"previous_response_id": "resp_other"}),
+    "responses-item-reference": ("/v1/responses", {"input": [
+        {"type": "item_reference", "id": "msg_of_another_trial"},
+        {"role": "user", "content": "go on"}]}),
     "gemini-file-uri": (GEMINI, {"contents": [{"role": "user", "parts": [
         {"fileData": {"mimeType": "application/pdf", "fileUri": PAPER}}, {"text": "answer"}]}]}),
     "gemini-file-uri-snake": (GEMINI, {"contents": [{"role": "user", "parts": [

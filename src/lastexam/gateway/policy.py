@@ -195,6 +195,8 @@ def _remote_content(body: dict[str, Any]) -> str | None:
             continue
         if node.get("type") == "url" and isinstance(node.get("url"), str):
             return f"a source fetched from {node['url'][:100]!r}"
+        if node.get("type") == "item_reference":  # a stored item of the operator's account
+            return f"a stored item {str(node.get('id'))[:100]!r}"
         for key in REMOTE_KEYS:
             value = node.get(key)
             if isinstance(value, dict) and key == "image_url":
