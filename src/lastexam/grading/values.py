@@ -98,7 +98,7 @@ def near(seen: Any, expected: float | None, *, rel: float = 0.0, abs: float = 0.
         return Outcome(False, f"not a number: {seen!r}", expected=expected, seen=_shown(seen))
     diff = math.fabs(value - expected)
     ok = diff <= tol
-    msg = f"off by {diff:.6g} (tolerance {tol:.6g})" if not ok else f"within {tol:.6g}"
+    msg = f"off by {diff:.6g} ({'within' if ok else 'outside'} tolerance {tol:.6g})"
     return Outcome(ok, msg, expected=expected, seen=value)
 
 
