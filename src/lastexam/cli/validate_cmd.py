@@ -16,33 +16,69 @@ def validate(
     keep: Annotated[
         Path | None, typer.Option(help="Keep the oracle and nop trials in this run directory.")
     ] = None,
+    changed: Annotated[bool, typer.Option(
+        "--changed", help="Run the sandboxed gates only on tasks changed since the manifest.")] = False,
+    sample: Annotated[int, typer.Option(
+        min=0, help="With --changed: also validate fully N unchanged tasks, rotating by UTC day.")] = 0,
+    gates: Annotated[str | None, typer.Option(
+        help="Run only these gates (comma-separated) and those they need: "
+             "static, oracle, nop, negative, positive, determinism, generate.")] = None,
+    record: Annotated[bool, typer.Option(
+        "--record", help="Write the tasks that pass every gate to the manifest.")] = False,
+    manifest: Annotated[Path | None, typer.Option(
+        help="The validation manifest (default: tasks/validation-manifest.json).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
-    """Check every gate of every task; exit 0 only if all pass."""
+    """Check every gate of every task; exit 0 only if every gate run passes."""
     from rich.table import Table
 
     from lastexam.cli.common import task_paths as resolve_paths
     from lastexam.cli.output import err, out, print_json
+    from lastexam.errors import LastexamError
     from lastexam.task.load import expand
-    from lastexam.validation.gates import validate_tasks
+    from lastexam.validation import manifest as mf
+    from lastexam.validation.selection import ALL_GATES, parse_gates
+    from lastexam.validation.suite import plan_validation, record_reports, validate_tasks
 
+    selection = parse_gates(gates) if gates is not None else ALL_GATES
+    if record and not selection.complete:
+        raise LastexamError("--record needs every gate: drop --gates", field="--record")
+    manifest_path = manifest or mf.default_manifest_path()
+    recorded = mf.load_manifest(manifest_path)
     folders = [f for p in resolve_paths(task_paths) for f in (expand(p) if p.is_dir() else [p])]
+    day = mf.today()
+    plan = plan_validation(folders, recorded, changed=changed, sample=sample, gates=selection, day=day)
+    if sample:
+        err.print(f"sample of unchanged tasks for {day}: {', '.join(plan.sampled) or 'none'}")
     with err.status(f"validating {len(folders)} tasks") as status:
 
         def on_report(report, done: int, total: int) -> None:
             mark = "pass" if report.passed else "FAIL"
+            if Path(report.path) in plan.unchanged and not report.selection.sandboxed:
+                report.unchanged_since = plan.unchanged[Path(report.path)]
+                mark += f" (static gates; unchanged since {report.unchanged_since})"
             err.print(f"  {report.task}: {mark}")
             status.update(f"validated {done}/{total}")
+            if record:  # after each task, so that an interrupted run keeps what it finished
+                nonlocal recorded
+                recorded = record_reports(recorded, plan, [report], day)
+                mf.save_manifest(recorded, manifest_path)
 
-        reports = validate_tasks(folders, concurrency=concurrency, keep=keep, on_report=on_report)
+        reports = validate_tasks(folders, concurrency=concurrency, keep=keep, on_report=on_report,
+                                 selections=plan.selections)
+    if record:
+        err.print(f"recorded in {manifest_path}")
     ok = all(r.passed for r in reports)
     if json_out:
         print_json(
             {
                 "passed": ok,
+                "sampled": plan.sampled,
                 "tasks": [
                     {"task": r.task, "path": r.path, "passed": r.passed,
-                     "gates": [g.__dict__ for g in r.gates]}
+                     "unchanged_since": r.unchanged_since or None,
+                     "gates": [{"name": g.name, "passed": g.passed, "detail": g.detail,
+                                "seconds": g.seconds} for g in r.gates]}
                     for r in reports
                 ],
             }
@@ -53,8 +89,11 @@ def validate(
         table.add_column("result")
         table.add_column("failed gates")
         for r in reports:
+            result = "[green]pass[/green]" if r.passed else "[red]FAIL[/red]"
+            if r.unchanged_since:
+                result += f" (unchanged since {r.unchanged_since})"
             failed = [f"{g.name}: {g.detail}" for g in r.gates if not g.passed]
-            table.add_row(r.task, "[green]pass[/green]" if r.passed else "[red]FAIL[/red]", "\n".join(failed))
+            table.add_row(r.task, result, "\n".join(failed))
         out.print(table)
-        out.print(f"{sum(r.passed for r in reports)}/{len(reports)} tasks pass every gate")
+        out.print(f"{sum(r.passed for r in reports)}/{len(reports)} tasks pass every gate run")
     raise typer.Exit(0 if ok else 1)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
+import time
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -19,14 +18,14 @@ from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError, describe_validation_error
 from lastexam.layout import RunPaths
 from lastexam.run.grading import GradeRequest, grade
-from lastexam.run.session import new_run_id, open_run
 from lastexam.run.trial import TrialPlan, TrialRunner
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
-from lastexam.store.models import GradeRecord, RunConfig, TrialKey
+from lastexam.store.models import GradeRecord, TrialKey
 from lastexam.task.hygiene import solution_uses
 from lastexam.task.load import Task, load_task, tree_hash
 from lastexam.validation.fixture_build import build_fixture_output, has_make_script
+from lastexam.validation.selection import ALL_GATES, GateSelection
 
 MIN_NEGATIVE_FIXTURES = 2
 LEAK_LINE_MIN = 20
@@ -74,6 +73,7 @@ class GateResult:
     name: str
     passed: bool
     detail: str = ""
+    seconds: float = 0.0
 
 
 @dataclass
@@ -81,13 +81,18 @@ class TaskReport:
     task: str
     path: str
     gates: list[GateResult] = field(default_factory=list)
+    selection: GateSelection = ALL_GATES
+    unchanged_since: str = ""  # the manifest's date, when only the static gates were run
+    _mark: float = field(default_factory=time.monotonic, repr=False)
 
     @property
     def passed(self) -> bool:
         return bool(self.gates) and all(g.passed for g in self.gates)
 
     def add(self, name: str, passed: bool, detail: str = "") -> bool:
-        self.gates.append(GateResult(name, passed, detail))
+        now = time.monotonic()
+        self.gates.append(GateResult(name, passed, detail, round(now - self._mark, 1)))
+        self._mark = now
         return passed
 
 
@@ -196,8 +201,8 @@ class Validator:
     def area(self) -> RunWorkArea:
         return self.runner.area
 
-    def validate(self, path: Path) -> TaskReport:
-        report = TaskReport(task=path.name, path=str(path))
+    def validate(self, path: Path, select: GateSelection = ALL_GATES) -> TaskReport:
+        report = TaskReport(task=path.name, path=str(path), selection=select)
         try:
             task = load_task(path)
         except LastexamError as e:
@@ -205,7 +210,10 @@ class Validator:
             return report
         report.task = task.id
         report.add("schema and taxonomy", True)
-        static_gates(task, report)
+        if select.runs("static"):
+            static_gates(task, report)
+        if not select.sandboxed:
+            return report
         try:
             env = envs.load(task.spec.environment, task.path)
         except LastexamError as e:
@@ -217,21 +225,24 @@ class Validator:
             return report
         if not (task.solution_dir / "solve.sh").is_file() or not task.grader.is_file():
             return report
-        oracle = self._trial(task, env, "oracle")
-        report.add(
-            "oracle scores 1.0",
-            oracle.status == "completed" and oracle.score == 1.0,
-            _describe_trial(oracle),
-        )
-        nop = self._trial(task, env, "nop")
-        report.add("nop scores 0", nop.status == "completed" and nop.score == 0.0, _describe_trial(nop))
-        oracle_output = RunPaths(self.runner.run_dir).trial(oracle.trial_id).output
-        for fx in negative_fixtures(task):
+        if select.runs("oracle"):
+            oracle = self._trial(task, env, "oracle")
+            report.add(
+                "oracle scores 1.0",
+                oracle.status == "completed" and oracle.score == 1.0,
+                _describe_trial(oracle),
+            )
+            oracle_output = RunPaths(self.runner.run_dir).trial(oracle.trial_id).output
+        if select.runs("nop"):
+            nop = self._trial(task, env, "nop")
+            report.add("nop scores 0", nop.status == "completed" and nop.score == 0.0, _describe_trial(nop))
+        for fx in negative_fixtures(task) if select.runs("negative") else []:
             self._fixture_gate(task, env, fx, oracle_output, report)
-        for fx in positive_fixtures(task):
+        for fx in positive_fixtures(task) if select.runs("positive") else []:
             self._positive_gate(task, env, fx, oracle_output, report)
-        self._determinism_gate(task, env, oracle.trial_id, report)
-        if task.generator.is_file():
+        if select.runs("determinism"):
+            self._determinism_gate(task, env, oracle.trial_id, report)
+        if select.runs("generate") and task.generator.is_file():
             self._generator_gate(task, env, report)
         return report
 
@@ -363,30 +374,3 @@ def _describe_trial(t) -> str:
     if failed:
         detail += f", failed checks: {failed[:6]}"
     return detail
-
-
-def validate_tasks(
-    folders: list[Path],
-    *,
-    concurrency: int = 2,
-    keep: Path | None = None,
-    on_report=None,
-) -> list[TaskReport]:
-    """Validate task folders in a throwaway run (kept in `keep` when given)."""
-    if keep is not None and RunPaths(keep).db.exists():
-        raise LastexamError("already holds a run: give --keep a new folder", path=keep)
-    run_dir = keep or Path(tempfile.mkdtemp(prefix="lastexam-validate-"))
-    config = RunConfig(task_paths=[str(f) for f in folders], agent="validate")
-    reports: list[TaskReport] = []
-    try:
-        with open_run(new_run_id("validate"), run_dir, create=config) as session, \
-                ThreadPoolExecutor(concurrency) as pool:
-            validator = Validator(session.trial_runner())
-            for report in pool.map(validator.validate, folders):
-                reports.append(report)
-                if on_report:
-                    on_report(report, len(reports), len(folders))
-    finally:
-        if keep is None:
-            shutil.rmtree(run_dir, ignore_errors=True)
-    return reports

@@ -1,0 +1,118 @@
+"""Validating many tasks at once: which gates each task gets (--changed, --sample, --gates),
+the throwaway run they share, and the manifest --record writes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lastexam.envs.manage import environments_dir
+from lastexam.errors import LastexamError
+from lastexam.layout import RunPaths
+from lastexam.run.session import new_run_id, open_run
+from lastexam.store.models import RunConfig
+from lastexam.task.load import load_task
+from lastexam.validation.gates import TaskReport, Validator
+from lastexam.validation.manifest import (
+    Manifest,
+    ManifestEntry,
+    current_commit,
+    rotating_sample,
+    task_key,
+)
+from lastexam.validation.selection import ALL_GATES, STATIC_GATES, GateSelection
+
+
+@dataclass
+class ValidationPlan:
+    selections: dict[Path, GateSelection] = field(default_factory=dict)
+    keys: dict[Path, str] = field(default_factory=dict)  # folders whose task.toml loads
+    unchanged: dict[Path, str] = field(default_factory=dict)  # folder -> date of its manifest entry
+    sampled: list[str] = field(default_factory=list)  # unchanged task ids validated fully anyway
+
+
+def plan_validation(
+    folders: list[Path],
+    manifest: Manifest,
+    *,
+    changed: bool = False,
+    sample: int = 0,
+    gates: GateSelection = ALL_GATES,
+    day: dt.date,
+) -> ValidationPlan:
+    """Every gate (or `gates`) for each folder; with `changed`, only the static gates for tasks
+    whose key matches the manifest, except `sample` of them picked by the UTC day."""
+    if sample and not changed:
+        raise LastexamError("--sample picks among unchanged tasks: use it with --changed", field="--sample")
+    plan = ValidationPlan()
+    ids: dict[str, Path] = {}
+    for folder in folders:
+        plan.selections[folder] = gates
+        try:
+            task = load_task(folder)
+        except LastexamError:
+            continue  # the schema gate reports it
+        env_toml = environments_dir(task.path) / f"{task.spec.environment}.toml"
+        plan.keys[folder] = task_key(task.path, env_toml)
+        entry = manifest.tasks.get(task.id)
+        if changed and entry is not None and entry.key == plan.keys[folder]:
+            plan.unchanged[folder] = entry.date
+            ids[task.id] = folder
+    plan.sampled = rotating_sample(list(ids), sample, day)
+    for task_id, folder in ids.items():
+        if task_id not in plan.sampled:
+            plan.selections[folder] = STATIC_GATES
+    return plan
+
+
+def record_reports(manifest: Manifest, plan: ValidationPlan, reports: list[TaskReport], day: dt.date) -> Manifest:
+    """Entries for the tasks that passed every gate; tasks that failed one lose theirs; tasks
+    checked only by the static gates keep theirs while these pass."""
+    tasks = dict(manifest.tasks)
+    commit = current_commit()
+    for r in reports:
+        folder = Path(r.path)
+        if not r.passed:
+            tasks.pop(r.task, None)
+        elif r.selection.complete and folder in plan.keys:
+            tasks[r.task] = ManifestEntry(
+                key=plan.keys[folder], gates=[g.name for g in r.gates],
+                seconds={g.name: g.seconds for g in r.gates}, date=day.isoformat(), commit=commit,
+            )
+    return Manifest(tasks=tasks)
+
+
+def validate_tasks(
+    folders: list[Path],
+    *,
+    concurrency: int = 2,
+    keep: Path | None = None,
+    on_report=None,
+    selections: dict[Path, GateSelection] | None = None,
+) -> list[TaskReport]:
+    """Validate task folders in a throwaway run (kept in `keep` when given), each with every
+    gate or with the gates `selections` gives for it."""
+    if keep is not None and RunPaths(keep).db.exists():
+        raise LastexamError("already holds a run: give --keep a new folder", path=keep)
+    run_dir = keep or Path(tempfile.mkdtemp(prefix="lastexam-validate-"))
+    config = RunConfig(task_paths=[str(f) for f in folders], agent="validate")
+    reports: list[TaskReport] = []
+    try:
+        with open_run(new_run_id("validate"), run_dir, create=config) as session, \
+                ThreadPoolExecutor(concurrency) as pool:
+            validator = Validator(session.trial_runner())
+            chosen = selections or {}
+            jobs = [pool.submit(validator.validate, f, chosen.get(f, ALL_GATES)) for f in folders]
+            for job in as_completed(jobs):
+                reports.append(job.result())
+                if on_report:
+                    on_report(reports[-1], len(reports), len(folders))
+            reports = [job.result() for job in jobs]
+    finally:
+        if keep is None:
+            shutil.rmtree(run_dir, ignore_errors=True)
+    return reports
