@@ -198,6 +198,11 @@ def test_near_with_no_expected_value_wants_an_empty_cell() -> None:
     assert not near(0, None).passed
 
 
+def test_near_shows_the_distance_whether_it_passes_or_not() -> None:
+    assert near(100.25, 100.0, abs=0.5).message == "off by 0.25 (within tolerance 0.5)"
+    assert near(101.0, 100.0, rel=0.001).message == "off by 1 (outside tolerance 0.1)"
+
+
 def test_all_of_combines_labelled_and_plain_outcomes() -> None:
     ok = all_of([("a", near(1.0, 1.0)), True, Outcome(True, "fine")])
     assert ok.passed and "all 3" in ok.message

@@ -1,0 +1,140 @@
+"""The validation manifest behind `lastexam validate --record / --changed / --sample / --gates`,
+on copies of the tiny test tasks (tests/data/tasks) beside a copy of environments/base.*."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, TEST_TASKS, run_cli
+from lastexam.validation import manifest as mf
+from lastexam.validation.manifest import Manifest, ManifestEntry, rotating_sample
+from lastexam.validation.selection import ALL_GATES, STATIC_GATES
+from lastexam.validation.suite import plan_validation
+
+DAY = dt.date(2026, 12, 3)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project folder: tasks/other/{column-total,deliverable-parse} and environments/base.*."""
+    shutil.copytree(TEST_TASKS, tmp_path / "tasks")
+    (tmp_path / "environments").mkdir()
+    for name in ("base.toml", "base.lock.txt"):
+        shutil.copy(ROOT / "environments" / name, tmp_path / "environments" / name)
+    return tmp_path
+
+
+def _validate(project: Path, *args: str, check: bool = True) -> dict:
+    proc = run_cli("validate", project / "tasks", "--manifest", project / "m.json", "--json", *args,
+                   cwd=project, check=check)
+    return json.loads(proc.stdout)
+
+
+def _gates(result: dict, task: str) -> set[str]:
+    return {g["name"] for t in result["tasks"] if t["task"] == task for g in t["gates"]}
+
+
+def _keys(project: Path) -> dict[str, str]:
+    folders = sorted(p for p in (project / "tasks" / "other").iterdir())
+    plan = plan_validation(folders, Manifest(), day=DAY)
+    return {f.name: plan.keys[f] for f in folders}
+
+
+@pytest.mark.usefixtures("base_env_ready")
+def test_record_then_changed_runs_only_static_gates_on_unchanged_tasks(project: Path) -> None:
+    _validate(project, "--record")
+    recorded = json.loads((project / "m.json").read_text())["tasks"]
+    assert sorted(recorded) == ["column-total", "deliverable-parse"]
+    assert "oracle scores 1.0" in recorded["column-total"]["gates"]
+
+    again = _validate(project, "--changed")
+    assert all(t["unchanged_since"] == recorded[t["task"]]["date"] for t in again["tasks"])
+    assert "no reference leak" in _gates(again, "column-total")
+    assert "oracle scores 1.0" not in _gates(again, "column-total") | _gates(again, "deliverable-parse")
+
+    with (project / "tasks/other/column-total/instruction.md").open("a") as f:
+        f.write("\nShow your working.\n")
+    edited = _validate(project, "--changed")
+    assert "oracle scores 1.0" in _gates(edited, "column-total")
+    assert "oracle scores 1.0" not in _gates(edited, "deliverable-parse")
+
+
+def test_key_covers_task_files_environment_lock_and_grading_library(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _keys(project)
+    cache = project / "tasks/other/column-total/__pycache__"
+    cache.mkdir()
+    (cache / "grader.cpython-311.pyc").write_bytes(b"\0")
+    assert _keys(project) == before  # caches are not content
+
+    (project / "tasks/other/column-total/inputs/data.csv").write_text("a,b\n1,2\n")
+    after_task = _keys(project)
+    assert after_task["column-total"] != before["column-total"]
+    assert after_task["deliverable-parse"] == before["deliverable-parse"]
+
+    with (project / "environments/base.lock.txt").open("a") as f:
+        f.write("# relocked\n")
+    after_lock = _keys(project)
+    assert all(after_lock[t] != after_task[t] for t in after_lock)
+
+    package = tmp_path / "package"
+    shutil.copytree(mf.package_dir() / "grading", package / "grading")
+    monkeypatch.setattr(mf, "package_dir", lambda: package)
+    assert _keys(project) == after_lock
+    with (package / "grading" / "values.py").open("a") as f:
+        f.write("\n# changed\n")
+    assert all(k != after_lock[t] for t, k in _keys(project).items())
+
+
+def test_sample_is_deterministic_and_rotates_by_day(project: Path) -> None:
+    ids = [f"task-{i:02d}" for i in range(7)]
+    first = rotating_sample(ids, 2, DAY)
+    assert first == rotating_sample(list(reversed(ids)), 2, DAY) and len(first) == 2
+    week = {t for d in range(7) for t in rotating_sample(ids, 2, DAY + dt.timedelta(days=d))}
+    assert rotating_sample(ids, 2, DAY + dt.timedelta(days=1)) != first and week == set(ids)
+
+    folders = sorted((project / "tasks" / "other").iterdir())
+    keys = _keys(project)
+    entry = dict(gates=["g"], seconds={"g": 1.0}, date="2026-12-01", commit="abc")
+    manifest = Manifest(tasks={t: ManifestEntry(key=k, **entry) for t, k in keys.items()})
+    plans = [plan_validation(folders, manifest, changed=True, sample=1, day=DAY + dt.timedelta(days=d))
+             for d in range(2)]
+    assert plans[0].sampled != plans[1].sampled
+    assert plan_validation(folders, manifest, changed=True, sample=1, day=DAY).sampled == plans[0].sampled
+    for plan in plans:
+        assert {f.name: s for f, s in plan.selections.items()} == {
+            t: ALL_GATES if t in plan.sampled else STATIC_GATES for t in keys}
+
+
+@pytest.mark.usefixtures("base_env_ready")
+def test_gates_runs_the_named_gates_and_what_they_need(project: Path) -> None:
+    nop = _gates(_validate(project, "--gates", "nop"), "column-total")
+    assert nop == {"schema and taxonomy", "environment installed", "nop scores 0"}
+    negative = _gates(_validate(project, "--gates", "negative"), "column-total")
+    assert {"oracle scores 1.0", "negative fixture partial"} <= negative
+    assert not negative & {"nop scores 0", "no reference leak", "grading is deterministic"}
+
+
+@pytest.mark.parametrize("args", [("--gates", "oracle,bogus"), ("--sample", "2"), ("--gates", "nop", "--record")])
+def test_bad_options_are_clear_errors(project: Path, args: tuple[str, ...]) -> None:
+    proc = run_cli("validate", project / "tasks", "--manifest", project / "m.json", *args,
+                   cwd=project, check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert args[0] in proc.stderr
+    if "bogus" in args[1]:
+        assert "'bogus'" in proc.stderr and "known gates: static, oracle" in proc.stderr
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"tasks": {"x": {"key": "short"}}}'])
+def test_corrupt_manifest_is_a_clear_error_naming_the_file(project: Path, content: str) -> None:
+    (project / "m.json").write_text(content)
+    proc = run_cli("validate", project / "tasks", "--manifest", project / "m.json", "--changed",
+                   cwd=project, check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert str(project / "m.json") in proc.stderr.replace("\n", "")
