@@ -12,4 +12,7 @@ $lx agents install claude-code codex gemini-cli
 # The catalogue is generated: fail when docs/tasks.md is out of date.
 $lx tasks list --markdown | diff -u docs/tasks.md - || { echo "docs/tasks.md is stale: run lastexam tasks list --markdown > docs/tasks.md"; exit 1; }
 .venv/bin/python -m pytest -q -p no:cacheprovider tests
-$lx validate tasks --concurrency 2
+# Every cheap gate on every task; the sandboxed gates on tasks changed since
+# tasks/validation-manifest.json and on two unchanged ones (rotating daily). The full run is
+# `lastexam validate tasks`.
+$lx validate tasks --changed --sample 2 --concurrency 2

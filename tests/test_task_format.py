@@ -83,8 +83,12 @@ def test_tasks_new_scaffolds_every_file(tmp_path: Path) -> None:
     run_cli("tasks", "new", "business-finance/loan-check", "--root", tmp_path)
     task = tmp_path / "business-finance" / "loan-check"
     for rel in ("task.toml", "instruction.md", "grader.py", "solution/solve.sh", "generate.py",
-                "fixtures/negative/partial/fixture.toml", "fixtures/negative/wrong-method/fixture.toml"):
+                "fixtures/negative/partial/fixture.toml", "fixtures/negative/wrong-method/fixture.toml",
+                "fixtures/negative/shortcut/fixture.toml", "fixtures/positive/reformatted/fixture.toml"):
         assert (task / rel).is_file(), rel
+    assert all((fx / "output").is_dir() for fx in task.glob("fixtures/*/*"))
+    assert 'kind = "shortcut"' in (task / "fixtures/negative/shortcut/fixture.toml").read_text()
+    assert "tier_rationale = " in (task / "task.toml").read_text()
     canary = next(line for line in (task / "task.toml").read_text().splitlines() if line.startswith("canary"))
     guid = canary.split('"')[1]
     assert guid in (task / "instruction.md").read_text()

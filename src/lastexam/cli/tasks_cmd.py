@@ -53,4 +53,6 @@ def new_task(
     from lastexam.task.scaffold import scaffold
 
     path = scaffold(name, root)
-    out.print(f"created {path}: fill in the TODOs, then run `lastexam validate {path}`")
+    out.print(f"created {path}: fill in the TODOs; write generate.py, then run "
+              f"`python3 {path}/generate.py` to make inputs/ and reference/, put each fixture's "
+              f"deliverable in its output/, and run `lastexam validate {path}`")
