@@ -138,3 +138,14 @@ def test_corrupt_manifest_is_a_clear_error_naming_the_file(project: Path, conten
                    cwd=project, check=False)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert str(project / "m.json") in proc.stderr.replace("\n", "")
+
+
+@pytest.mark.usefixtures("base_env_ready")
+def test_record_drops_a_task_that_fails_and_keeps_unchanged_ones(project: Path) -> None:
+    _validate(project, "--record")
+    before = json.loads((project / "m.json").read_text())["tasks"]
+    (project / "tasks/other/column-total/solution/solve.sh").write_text("#!/bin/bash\nexit 0\n")
+    result = _validate(project, "--record", "--changed", check=False)
+    assert not result["passed"]
+    after = json.loads((project / "m.json").read_text())["tasks"]
+    assert after == {"deliverable-parse": before["deliverable-parse"]}
