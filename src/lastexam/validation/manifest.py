@@ -54,8 +54,11 @@ def load_manifest(path: Path) -> Manifest:
 
 
 def save_manifest(manifest: Manifest, path: Path) -> None:
-    data = {"tasks": {t: manifest.tasks[t].model_dump() for t in sorted(manifest.tasks)}}
-    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    """One line per task, sorted: a task's change is a one-line diff."""
+    lines = [f"  {json.dumps(t)}: {json.dumps(manifest.tasks[t].model_dump(), sort_keys=True)}"
+             for t in sorted(manifest.tasks)]
+    body = "{\n" + ",\n".join(lines) + "\n }" if lines else "{}"
+    path.write_text('{\n "tasks": ' + body + "\n}\n")
 
 
 def _add_tree(h: hashlib._Hash, label: str, root: Path, pattern: str = "*") -> None:
