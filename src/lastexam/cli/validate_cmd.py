@@ -46,7 +46,7 @@ def validate(
     manifest_path = manifest or mf.default_manifest_path()
     recorded = mf.load_manifest(manifest_path)
     folders = [f for p in resolve_paths(task_paths) for f in (expand(p) if p.is_dir() else [p])]
-    day = mf.today()
+    day, commit = mf.today(), mf.current_commit()
     plan = plan_validation(folders, recorded, changed=changed, sample=sample, gates=selection, day=day)
     if sample:
         err.print(f"sample of unchanged tasks for {day}: {', '.join(plan.sampled) or 'none'}")
@@ -61,7 +61,7 @@ def validate(
             status.update(f"validated {done}/{total}")
             if record:  # after each task, so that an interrupted run keeps what it finished
                 nonlocal recorded
-                recorded = record_reports(recorded, plan, [report], day)
+                recorded = record_reports(recorded, plan, [report], day, commit)
                 mf.save_manifest(recorded, manifest_path)
 
         reports = validate_tasks(folders, concurrency=concurrency, keep=keep, on_report=on_report,

@@ -20,7 +20,6 @@ from lastexam.validation.gates import TaskReport, Validator
 from lastexam.validation.manifest import (
     Manifest,
     ManifestEntry,
-    current_commit,
     rotating_sample,
     task_key,
 )
@@ -69,11 +68,13 @@ def plan_validation(
     return plan
 
 
-def record_reports(manifest: Manifest, plan: ValidationPlan, reports: list[TaskReport], day: dt.date) -> Manifest:
+def record_reports(
+    manifest: Manifest, plan: ValidationPlan, reports: list[TaskReport], day: dt.date, commit: str
+) -> Manifest:
     """Entries for the tasks that passed every gate; tasks that failed one lose theirs; tasks
-    checked only by the static gates keep theirs while these pass."""
+    checked only by the static gates keep theirs while these pass. `commit`: lastexam's commit
+    when the validation started."""
     tasks = dict(manifest.tasks)
-    commit = current_commit()
     for r in reports:
         folder = Path(r.path)
         if not r.passed:
