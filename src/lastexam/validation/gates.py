@@ -35,6 +35,7 @@ TEXT_SUFFIXES = {".txt", ".csv", ".json", ".md", ".tsv", ".xml", ".yaml", ".yml"
 
 
 SHORTCUT_SCORE_MAX = 0.5
+ORACLE_GATE = "oracle scores 1.0"
 
 
 class FixtureSpec(BaseModel):
@@ -218,7 +219,7 @@ class Validator:
             return report
         oracle = self._trial(task, env, "oracle")
         report.add(
-            "oracle scores 1.0",
+            ORACLE_GATE,
             oracle.status == "completed" and oracle.score == 1.0,
             _describe_trial(oracle),
         )
