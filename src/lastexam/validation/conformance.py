@@ -112,7 +112,9 @@ def malformed_gate(v: Validator, task: Task, env: Environment, oracle_output: Pa
         for out in targets:
             _malform(work / out, kind, f"{task.id}/{out}")
         g = v._grade_dir(task, env, work, f"malformed-{i}")
-        shutil.rmtree(work, ignore_errors=True)
+        # The huge files would otherwise stay until the run is removed (or forever with --keep).
+        for copy in (work, v.area.validation(task.id) / f"malformed-{i}" / "output"):
+            shutil.rmtree(copy, ignore_errors=True)
         if not g.ok:
             bad.append(f"{label}: grader error: {(g.error or '').strip()[-200:]}")
         elif g.score == 1.0:
