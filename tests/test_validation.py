@@ -21,6 +21,8 @@ from conftest import COLUMN_TOTAL, ROOT, run_cli
 pytestmark = pytest.mark.usefixtures("base_env_ready")
 
 BASE_CANARY = tomllib.loads((COLUMN_TOTAL / "task.toml").read_text())["canary"]
+# Where a generate.py that appends to data.csv first differs from the committed file.
+APPENDED_AT = f"inputs: data.csv first differs at byte {(COLUMN_TOTAL / 'inputs' / 'data.csv').stat().st_size}"
 GENERATOR = '''"""Writes inputs/ and reference/ of this test task: python3 generate.py --out DIR."""
 import argparse
 from pathlib import Path
@@ -42,6 +44,8 @@ EVERY_GATE = {
     "environment installed", "oracle scores 1.0", "nop scores 0", "negative fixture partial",
     "negative fixture wrong-method", "positive fixture reordered", "grading is deterministic",
     "generate.py reproduces inputs and reference", "grader does not use solution/",
+    "negative fixture placeholder", "canary unique", "conformance fixtures", "tier rationale",
+    "malformed outputs", "reproducible under other BLAS kernels",
 }
 
 
@@ -69,10 +73,13 @@ def make_task(tasks: Path, task_id: str, canary: str | None = None) -> Path:
 # Each broken task: what is done to a valid copy, the one gate it must fail, and a fragment of
 # that gate's message.
 def _oracle_scores_095(t: Path) -> None:
-    # A check worth 3/19 of the 3 points that no output passes: the oracle scores 3/(3+3/19) = 0.95,
-    # the fixtures stay inside their declared ranges (0.317 and 0.633).
-    _edit(t / "grader.py", "    return r\n", '    r.check("style", 3 / 19, False)\n    return r\n')
-    shutil.rmtree(t / "fixtures" / "positive")  # a valid output it would dock as well
+    # A check worth 3/19 of the 3 points that only the pretty-printed positive fixture passes: the
+    # oracle scores 3/(3+3/19) = 0.95, the negative fixtures stay inside their declared ranges
+    # (0.317, 0.633 and 0).
+    _edit(t / "grader.py", "    return r\n",
+          '    out = ctx.out("result.json")\n'
+          '    r.check("style", 3 / 19, out.is_file() and "\\n  " in out.read_text(errors="replace"))\n'
+          "    return r\n")
 
 
 def _nop_scores_above_zero(t: Path) -> None:
@@ -176,6 +183,30 @@ def _grader_runs_solution_file(t: Path) -> None:
           "    return r\n")
 
 
+def _no_positive_fixture(t: Path) -> None:
+    shutil.rmtree(t / "fixtures" / "positive")
+
+
+def _no_shortcut(t: Path) -> None:
+    _edit(t / "fixtures/negative/placeholder/fixture.toml", 'kind = "shortcut"', 'kind = "mistake"')
+
+
+def _no_tier_rationale(t: Path) -> None:
+    _edit(t / "task.toml", "tier_rationale = ", "# tier_rationale = ")
+
+
+def _grader_raises_on_malformed_output(t: Path) -> None:
+    # Reads result.json itself, without the library's loader: random bytes raise in json.loads.
+    _edit(t / "grader.py", "    r = Rubric()\n",
+          "    r = Rubric()\n    import json\n    if ctx.out(\"result.json\").is_file():\n"
+          "        json.loads(ctx.out(\"result.json\").read_text())\n")
+
+
+def _generator_depends_on_blas_kernel(t: Path) -> None:
+    _edit(t / "generate.py", "write_text(DATA)",
+          'write_text(DATA + __import__("os").environ.get("OPENBLAS_CORETYPE", ""))')
+
+
 CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "oracle-095": (_oracle_scores_095, "oracle scores 1.0", "score 0.95"),
     "nop-above-zero": (_nop_scores_above_zero, "nop scores 0", "score 0.25"),
@@ -199,12 +230,20 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "fixture-backwards": (_fixture_declared_backwards, "negative fixture partial",
                           "score_min is above score_max"),
     "generator-differs": (_generator_not_seeded, "generate.py reproduces inputs and reference",
-                          "differs: inputs"),
+                          f"differs: {APPENDED_AT}"),
     # The oracle still scores 1.0 with these graders: only the rule against sharing code fails.
     "grader-imports-solution": (_grader_imports_solution, "grader does not use solution/",
                                 "imports solution.column from solution/"),
     "grader-runs-solution": (_grader_runs_solution_file, "grader does not use solution/",
                              "refers to solution/ in"),
+    "no-positive-fixture": (_no_positive_fixture, "conformance fixtures", "no positive fixture"),
+    "no-shortcut": (_no_shortcut, "conformance fixtures", 'no negative fixture with kind = "shortcut"'),
+    "no-tier-rationale": (_no_tier_rationale, "tier rationale", "tier_rationale is empty or missing"),
+    "grader-raises-on-malformed": (_grader_raises_on_malformed_output, "malformed outputs",
+                                   "random bytes: grader error"),
+    "generator-blas-dependent": (_generator_depends_on_blas_kernel,
+                                 "reproducible under other BLAS kernels",
+                                 f"Haswell: generate.py differs: {APPENDED_AT}"),
 }
 NOT_INSTALLED = "env-not-installed"  # in a tree of its own, whose environments/ declares it
 DUPLICATES = ("dup-canary-a", "dup-canary-b")
@@ -263,7 +302,6 @@ def test_environment_declared_but_not_installed(reports: dict[str, dict]) -> Non
     assert "lastexam env install never-installed" in failed["environment installed"]
 
 
-@pytest.mark.xfail(strict=True, reason="validate has no gate against a canary shared by two tasks")
 def test_canary_shared_by_two_tasks_fails(reports: dict[str, dict]) -> None:
     for task_id in DUPLICATES:
         failed = _failed(reports[task_id])

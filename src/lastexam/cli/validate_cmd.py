@@ -22,7 +22,7 @@ def validate(
         min=0, help="With --changed: also validate fully N unchanged tasks, rotating by UTC day.")] = 0,
     gates: Annotated[str | None, typer.Option(
         help="Run only these gates (comma-separated) and those they need: "
-             "static, oracle, nop, negative, positive, determinism, generate.")] = None,
+             "static, oracle, nop, negative, positive, determinism, malformed, generate, blas.")] = None,
     record: Annotated[bool, typer.Option(
         "--record", help="Write the tasks that pass every gate to the manifest.")] = False,
     manifest: Annotated[Path | None, typer.Option(

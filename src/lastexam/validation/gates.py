@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import time
 import tomllib
@@ -20,23 +19,22 @@ from lastexam.layout import RunPaths
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.trial import TrialPlan, TrialRunner
 from lastexam.run.workspace import RunWorkArea
-from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
 from lastexam.store.models import GradeRecord, TrialKey
 from lastexam.task.hygiene import solution_uses
-from lastexam.task.load import Task, load_task, tree_hash
+from lastexam.task.load import Task, load_task
+from lastexam.validation import conformance as cf
 from lastexam.validation.fixture_build import build_fixture_output, has_make_script
 from lastexam.validation.selection import ALL_GATES, GateSelection
 
 MIN_NEGATIVE_FIXTURES = 2
 LEAK_LINE_MIN = 20
-# generate.py of the slowest task takes about 600 s wall on a loaded 2-core machine: 3x headroom.
-GENERATE_WALL_S = 1800
 TEXT_SUFFIXES = {".txt", ".csv", ".json", ".md", ".tsv", ".xml", ".yaml", ".yml", ".toml", ".cir",
                  ".sp", ".net", ".vcf", ".sam", ".fa", ".fasta", ".bed", ".gff", ".py", ".r",
                  ".m", ".scad", ".html", ".tex", ".log", ".ini", ".cfg", ".sql", ".inp", ".dat"}
 
 
 SHORTCUT_SCORE_MAX = 0.5
+ORACLE_GATE = "oracle scores 1.0"
 
 
 class FixtureSpec(BaseModel):
@@ -196,6 +194,7 @@ class Validator:
     """Runs the sandboxed gates of tasks, within one run's work area and store."""
 
     runner: TrialRunner
+    canaries: cf.Canaries = field(default_factory=dict)
 
     @property
     def area(self) -> RunWorkArea:
@@ -212,6 +211,7 @@ class Validator:
         report.add("schema and taxonomy", True)
         if select.runs("static"):
             static_gates(task, report)
+            cf.static_conformance(task, report, self.canaries)
         if not select.sandboxed:
             return report
         try:
@@ -228,7 +228,7 @@ class Validator:
         if select.runs("oracle"):
             oracle = self._trial(task, env, "oracle")
             report.add(
-                "oracle scores 1.0",
+                ORACLE_GATE,
                 oracle.status == "completed" and oracle.score == 1.0,
                 _describe_trial(oracle),
             )
@@ -242,13 +242,17 @@ class Validator:
             self._positive_gate(task, env, fx, oracle_output, report)
         if select.runs("determinism"):
             self._determinism_gate(task, env, oracle.trial_id, report)
+        if select.runs("malformed"):
+            cf.malformed_gate(self, task, env, oracle_output, report)
         if select.runs("generate") and task.generator.is_file():
-            self._generator_gate(task, env, report)
+            cf.generator_gate(self, task, env, report)
+        if select.runs("blas"):
+            cf.blas_gate(self, task, env, report)
         return report
 
-    def _trial(self, task: Task, env: envs.Environment, agent_name: str):
+    def _trial(self, task: Task, env: envs.Environment, agent_name: str, attempt: int = 1):
         agent = get_agent(agent_name)
-        key = TrialKey(task_id=task.id, agent=agent_name)
+        key = TrialKey(task_id=task.id, agent=agent_name, attempt=attempt)
         return self.runner.run(TrialPlan(task, key, agent, {}, task.spec.timeout_s, env))
 
     def _grade_dir(self, task: Task, env: envs.Environment, output: Path, tag: str) -> GradeRecord:
@@ -326,44 +330,6 @@ class Validator:
             c.model_dump() for c in second.checks
         ]
         report.add("grading is deterministic", same, "" if same else "two gradings of the oracle output differ")
-
-    def _generator_gate(self, task: Task, env: envs.Environment, report: TaskReport) -> None:
-        work = self.area.validation(task.id) / "generate"
-        shutil.rmtree(work, ignore_errors=True)
-        src, out = work / "task", work / "out"
-        shutil.copytree(task.path, src, ignore=shutil.ignore_patterns("fixtures", "__pycache__"))
-        out.mkdir(parents=True)
-        for p in [work, *work.rglob("*")]:
-            p.chmod(0o755 if p.is_dir() else 0o644)
-        uid = self.runner.provider.uid
-        if uid is not None:
-            os.chown(out, uid, uid)
-        result = self.runner.provider.run(
-            SandboxRequest(
-                name=f"{self.runner.run_id}.{task.id}.generate",
-                argv=["python3", "-B", "/gen/task/generate.py", "--out", "/gen/out"],
-                mounts=[Mount(src, "/gen/task"), Mount(out, "/gen/out", writable=True), *env.mounts()],
-                env={**env.variables(), "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
-                cwd="/gen/out",
-                limits=SandboxLimits(wall_s=GENERATE_WALL_S, memory_mb=4096, max_processes=256, watch_bytes=4 * 1024**3),
-                stdout=work / "generate.stdout.log",
-                stderr=work / "generate.stderr.log",
-                watch=[out],
-            )
-        )
-        if result.exit_code != 0 or result.killed:
-            tail = (work / "generate.stderr.log").read_text(errors="replace")[-400:]
-            report.add("generate.py reproduces inputs and reference", False, f"exit {result.exit_code} {result.killed or ''}: {tail}")
-            return
-        diffs = [
-            part for part in ("inputs", "reference")
-            if tree_hash(out / part) != tree_hash(task.path / part)
-        ]
-        report.add(
-            "generate.py reproduces inputs and reference",
-            not diffs,
-            f"differs: {', '.join(diffs)}" if diffs else "",
-        )
 
 
 def _describe_trial(t) -> str:

@@ -15,7 +15,9 @@ GATE_NEEDS: dict[str, tuple[str, ...]] = {
     "negative": ("oracle",),
     "positive": ("oracle",),
     "determinism": ("oracle",),
+    "malformed": ("oracle",),  # the other outputs come from the oracle's
     "generate": (),
+    "blas": ("oracle", "generate"),  # reruns what passed of those under other BLAS kernels
 }
 
 

@@ -16,6 +16,7 @@ from lastexam.layout import RunPaths
 from lastexam.run.session import new_run_id, open_run
 from lastexam.store.models import RunConfig
 from lastexam.task.load import load_task
+from lastexam.validation import conformance as cf
 from lastexam.validation.gates import TaskReport, Validator
 from lastexam.validation.manifest import (
     Manifest,
@@ -105,7 +106,7 @@ def validate_tasks(
     try:
         with open_run(new_run_id("validate"), run_dir, create=config) as session, \
                 ThreadPoolExecutor(concurrency) as pool:
-            validator = Validator(session.trial_runner())
+            validator = Validator(session.trial_runner(), cf.suite_canaries(folders))
             chosen = selections or {}
             jobs = [pool.submit(validator.validate, f, chosen.get(f, ALL_GATES)) for f in folders]
             for job in as_completed(jobs):

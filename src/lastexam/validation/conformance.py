@@ -1,0 +1,204 @@
+"""Conformance gates of `lastexam validate` (issue 11): a unique canary, positive and shortcut
+fixtures, a tier rationale, graders that survive malformed outputs, and references that do not
+depend on the BLAS kernel the machine picks. Each gate's name is a constant, for gate selection."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import shutil
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lastexam.envs.manage import Environment
+from lastexam.grading.files import MAX_TEXT_BYTES
+from lastexam.paths import default_tasks_dir
+from lastexam.run.trial import TrialRunner
+from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
+from lastexam.task.load import Task
+
+if TYPE_CHECKING:
+    from lastexam.validation.gates import TaskReport, Validator
+
+CANARY_UNIQUE = "canary unique"
+CONFORMANCE_FIXTURES = "conformance fixtures"
+TIER_RATIONALE = "tier rationale"
+MALFORMED_OUTPUTS = "malformed outputs"
+GENERATE_REPRODUCES = "generate.py reproduces inputs and reference"
+BLAS_REPRODUCIBLE = "reproducible under other BLAS kernels"
+STATIC_GATES = (CANARY_UNIQUE, CONFORMANCE_FIXTURES, TIER_RATIONALE)
+# The expensive gate: it reruns the oracle and generate.py once per setting.
+BLAS_SETTINGS: dict[str, dict[str, str]] = {
+    "Haswell": {"OPENBLAS_CORETYPE": "Haswell"},
+    "Sandybridge, 2 threads": {"OPENBLAS_CORETYPE": "Sandybridge", "OPENBLAS_NUM_THREADS": "2",
+                               "OMP_NUM_THREADS": "2"},
+}
+MALFORMED_KINDS = ("empty file", "random bytes", "folder instead of file", "huge file")
+# Past what the grading library reads as text: a grader using its loaders reports the size.
+HUGE_BYTES = MAX_TEXT_BYTES + 1024**2
+RANDOM_BYTES = 4096
+# generate.py of the slowest task takes about 600 s wall on a loaded 2-core machine: 3x headroom.
+GENERATE_WALL_S = 1800
+
+# canary -> {resolved task folder: task id}
+Canaries = dict[str, dict[Path, str]]
+
+
+def suite_canaries(folders: Iterable[Path]) -> Canaries:
+    """The canaries of the project's tasks/ and of the folders being validated."""
+    found: Canaries = {}
+    suite = default_tasks_dir()
+    for toml in [*(suite.glob("*/*/task.toml") if suite.is_dir() else []),
+                 *(Path(f) / "task.toml" for f in folders)]:
+        try:
+            spec = tomllib.loads(toml.read_text())
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue  # the schema gate reports it
+        canary, task_id = spec.get("canary"), spec.get("id", toml.parent.name)
+        if isinstance(canary, str):
+            found.setdefault(canary, {})[toml.parent.resolve()] = str(task_id)
+    return found
+
+
+def static_conformance(task: Task, report: TaskReport, canaries: Canaries) -> None:
+    from lastexam.validation.gates import negative_fixtures, positive_fixtures
+
+    others = sorted({tid for p, tid in canaries.get(task.spec.canary, {}).items()
+                     if p != task.path.resolve()})
+    report.add(CANARY_UNIQUE, not others, f"canary also used by {', '.join(others)}" if others else "")
+    missing = []
+    if not any(fx.spec is not None for fx in positive_fixtures(task)):
+        missing.append("no positive fixture (fixtures/positive/<name>/)")
+    if not any(getattr(fx.spec, "kind", "") == "shortcut" for fx in negative_fixtures(task)):
+        missing.append('no negative fixture with kind = "shortcut"')
+    report.add(CONFORMANCE_FIXTURES, not missing, "; ".join(missing))
+    ok = bool(task.spec.tier_rationale.strip())
+    report.add(TIER_RATIONALE, ok, "" if ok else "task.toml: tier_rationale is empty or missing")
+
+
+def _malform(target: Path, kind: str, seed: str) -> None:
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    else:
+        target.unlink(missing_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "folder instead of file":
+        target.mkdir()
+    elif kind == "random bytes":
+        target.write_bytes(random.Random(seed).randbytes(RANDOM_BYTES))
+    else:
+        with target.open("wb") as f:
+            f.truncate(HUGE_BYTES if kind == "huge file" else 0)
+
+
+def malformed_gate(v: Validator, task: Task, env: Environment, oracle_output: Path,
+                   report: TaskReport) -> None:
+    """Every declared output malformed at once, one grading per kind; then each output alone
+    emptied, the others the oracle's. None may raise in the grader or earn a full pass."""
+    if not oracle_output.is_dir():
+        report.add(MALFORMED_OUTPUTS, False, "no oracle output to start from")
+        return
+    variants = [(kind, task.spec.outputs, kind) for kind in MALFORMED_KINDS]
+    if len(task.spec.outputs) > 1:
+        variants += [(f"{o} empty", [o], "empty file") for o in task.spec.outputs]
+    bad = []
+    for i, (label, targets, kind) in enumerate(variants):
+        work = v.area.validation(task.id) / f"malformed-src-{i}"
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(oracle_output, work, symlinks=True)
+        for out in targets:
+            _malform(work / out, kind, f"{task.id}/{out}")
+        g = v._grade_dir(task, env, work, f"malformed-{i}")
+        # The huge files would otherwise stay until the run is removed (or forever with --keep).
+        for copy in (work, v.area.validation(task.id) / f"malformed-{i}" / "output"):
+            shutil.rmtree(copy, ignore_errors=True)
+        if not g.ok:
+            bad.append(f"{label}: grader error: {(g.error or '').strip()[-200:]}")
+        elif g.score == 1.0:
+            bad.append(f"{label}: full pass")
+    report.add(MALFORMED_OUTPUTS, not bad, "; ".join(bad))
+
+
+def with_variables(env: Environment, extra: dict[str, str]) -> Environment:
+    return dataclasses.replace(env, spec=env.spec.model_copy(update={"env": {**env.spec.env, **extra}}))
+
+
+def first_difference(ours: Path, theirs: Path) -> str:
+    """The first file (in sorted order) that differs between two trees, and the first byte."""
+    def files(root: Path) -> dict[str, Path]:
+        return {p.relative_to(root).as_posix(): p for p in root.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts} \
+            if root.is_dir() else {}
+    a, b = files(ours), files(theirs)
+    for rel in sorted(a.keys() | b.keys()):
+        if rel not in a:
+            return f"{rel} not written"
+        if rel not in b:
+            return f"{rel} written but not in the task"
+        x, y = a[rel].read_bytes(), b[rel].read_bytes()
+        if x != y:
+            at = next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
+            return f"{rel} first differs at byte {at} ({len(x)} bytes written, {len(y)} committed)"
+    return ""
+
+
+def run_generator(runner: TrialRunner, task: Task, env: Environment, work: Path, tag: str) -> str:
+    """Run generate.py in a sandbox; "" when it rewrites inputs/ and reference/ byte for byte,
+    else what went wrong."""
+    shutil.rmtree(work, ignore_errors=True)
+    src, out = work / "task", work / "out"
+    shutil.copytree(task.path, src, ignore=shutil.ignore_patterns("fixtures", "__pycache__"))
+    out.mkdir(parents=True)
+    for p in [work, *work.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    if runner.provider.uid is not None:
+        os.chown(out, runner.provider.uid, runner.provider.uid)
+    result = runner.provider.run(SandboxRequest(
+        name=f"{runner.run_id}.{task.id}.{tag}",
+        argv=["python3", "-B", "/gen/task/generate.py", "--out", "/gen/out"],
+        mounts=[Mount(src, "/gen/task"), Mount(out, "/gen/out", writable=True), *env.mounts()],
+        env={**env.variables(), "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
+        cwd="/gen/out",
+        limits=SandboxLimits(wall_s=GENERATE_WALL_S, memory_mb=4096, max_processes=256,
+                             watch_bytes=4 * 1024**3),
+        stdout=work / "generate.stdout.log",
+        stderr=work / "generate.stderr.log",
+        watch=[out],
+    ))
+    if result.exit_code != 0 or result.killed:
+        tail = (work / "generate.stderr.log").read_text(errors="replace")[-400:]
+        return f"exit {result.exit_code} {result.killed or ''}: {tail}"
+    diffs = [f"differs: {part}: {d}" for part in ("inputs", "reference")
+             if (d := first_difference(out / part, task.path / part))]
+    return "; ".join(diffs)
+
+
+def generator_gate(v: Validator, task: Task, env: Environment, report: TaskReport) -> None:
+    why = run_generator(v.runner, task, env, v.area.validation(task.id) / "generate", "generate")
+    report.add(GENERATE_REPRODUCES, not why, why)
+
+
+def blas_gate(v: Validator, task: Task, env: Environment, report: TaskReport) -> None:
+    """The oracle scores 1.0 and generate.py reproduces the task under each BLAS setting. Only
+    what passed under the default setting is rerun: a failure there is reported once."""
+    from lastexam.validation.gates import ORACLE_GATE, _describe_trial
+
+    passed = {g.name for g in report.gates if g.passed}
+    oracle, generate = ORACLE_GATE in passed, task.generator.is_file() and GENERATE_REPRODUCES in passed
+    if not (oracle or generate):
+        return
+    bad = []
+    for attempt, (label, extra) in enumerate(BLAS_SETTINGS.items(), start=2):
+        variant = with_variables(env, extra)
+        if oracle:
+            trial = v._trial(task, variant, "oracle", attempt)
+            if not (trial.status == "completed" and trial.score == 1.0):
+                bad.append(f"{label}: oracle {_describe_trial(trial)}")
+        if generate:
+            work = v.area.validation(task.id) / f"generate-blas-{attempt}"
+            if why := run_generator(v.runner, task, variant, work, f"generate-blas-{attempt}"):
+                bad.append(f"{label}: generate.py {why}")
+    report.add(BLAS_REPRODUCIBLE, not bad, "; ".join(bad))
