@@ -18,7 +18,21 @@ import math
 import warnings
 from pathlib import Path
 
-from lastexam.grading import GradeContext, Outcome, Rubric, get, load_csv, load_json, near, same_set
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    all_of,
+    as_number,
+    get,
+    load_csv,
+    load_json,
+    match_rows,
+    near,
+    no_problems,
+    rows_by,
+    same_set,
+)
 
 COLUMNS = ["contingency_id", "converged", "deenergised_buses", "lost_load_mw", "max_loading_pct",
            "max_loading_branch", "overloaded_branches", "min_vm_pu", "max_vm_pu", "voltage_violations", "secure"]
@@ -147,47 +161,10 @@ class Model:
         return slack_p, base, insecure
 
 
-def num(x) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if v == v else None
-
-
-def compare_rows(seen: dict[str, dict], ref: list[dict], pick, test, what: str, only=None) -> Outcome:
-    misses, n = [], 0
-    for r in ref:
-        if only is not None and not only(r):
-            continue
-        n += 1
-        s = seen.get(r["contingency_id"])
-        ok = s is not None and test(pick(s), pick(r))
-        if not ok:
-            misses.append({"id": r["contingency_id"], "expected": pick(r), "seen": pick(s) if s else "<missing row>"})
-    if misses:
-        return Outcome(False, f"{len(misses)} of {n} rows differ in {what}", expected="see misses", seen=misses[:6])
-    return Outcome(True, f"all {n} rows agree in {what}")
-
-
-def close(tol):
-    def test(a, b):
-        if isinstance(a, tuple):
-            return all(close(tol)(x, y) for x, y in zip(a, b, strict=False))
-        x, y = num(a), num(b)
-        if y is None:
-            return (a or "") == (b or "")
-        return x is not None and abs(x - y) <= tol
-    return test
-
-
-def exact(a, b) -> bool:
-    if isinstance(a, tuple):
-        return all(exact(x, y) for x, y in zip(a, b, strict=False))
-    x, y = num(a), num(b)
-    if x is not None and y is not None:
-        return x == y
-    return (a or "").strip() == (b or "").strip()
+def _number_or_text(value: str) -> float | str:
+    """A reference screening value as match_rows compares it: numbers by value, text as written."""
+    number = as_number(value)
+    return value if number is None else number
 
 
 def id_set(seen, expected: list[str]) -> Outcome:
@@ -205,7 +182,7 @@ def read_dispatch(rows, model: Model) -> tuple[dict[str, float] | None, list[str
     got, problems = {}, []
     for row in rows:
         uid = (row.get("unit_id") or "").strip()
-        p = num(row.get("p_mw"))
+        p = as_number(row.get("p_mw"))
         if uid not in wanted:
             problems.append(f"{uid!r} is not a dispatchable unit")
         elif p is None:
@@ -230,62 +207,59 @@ def grade(ctx: GradeContext) -> Rubric:
     r = Rubric()
     exp = ctx.reference_json("expected.json")
     ref_rows = ctx.reference_json("screening.json")["rows"]
-    ref_by_id = {x["contingency_id"]: x for x in ref_rows}
+    ref_by_id = rows_by(ref_rows, "contingency_id")
 
     rows, table_ok = load_csv(ctx.out("contingency_results.csv"), required_columns=COLUMNS)
-    seen = {}
-    for row in rows or []:
-        seen.setdefault((row.get("contingency_id") or "").strip(), row)
+    seen = rows_by(rows, "contingency_id")
     summary, summary_ok = load_json(ctx.out("summary.json"))
     sched = get(summary, "schedule") if summary_ok.passed else None
 
-    def screening(what: str, pick, test, only=None, cases=ref_rows) -> Outcome:
+    def screening(fields: list[str], tol: float = 0.0, cases: set[str] | None = None) -> Outcome:
+        """The fields of every reference case (or of `cases`): within tol, or equal if tol is 0."""
         if rows is None:
             return table_ok
-        return compare_rows(seen, cases, pick, test, what, only)
+        ref = {cid: {f: _number_or_text(row[f]) for f in fields}
+               for cid, row in ref_by_id.items() if cases is None or cid in cases}
+        return match_rows(seen, ref, fields, **({"abs": tol} if tol else {"exact": True}))
 
     # --- Task 1: screening of the schedule -------------------------------------------------
-    r.check("schedule base case: loading, overloads and voltages", 2, screening(
-        "base-case loading, overload count and voltages",
-        lambda x: (x.get("max_loading_pct"), x.get("overloaded_branches"), x.get("min_vm_pu"), x.get("max_vm_pu")),
-        lambda a, b: close(LOADING_TOL)(a[0], b[0]) and exact(a[1], b[1]) and close(VM_TOL)(a[2:], b[2:]),
-        cases=[ref_by_id["BASE"]]))
-    r.check("convergence, de-energised buses and lost load per contingency", 2, screening(
-        "islanding and convergence", lambda x: (x.get("converged"), x.get("deenergised_buses"), x.get("lost_load_mw")),
-        lambda a, b: exact(a[:2], b[:2]) and close(LOST_LOAD_TOL)(a[2], b[2])))
-    r.check("maximum branch loading of every case within 0.5 points", 3, screening(
-        "max_loading_pct", lambda x: x.get("max_loading_pct"), close(LOADING_TOL)))
-    clear = set(exp["clear_maximum_cases"])
-    r.check("branch holding the maximum loading where it is clear", 1, screening(
-        "max_loading_branch", lambda x: (x.get("max_loading_branch") or "").strip(), exact,
-        only=lambda x: x["contingency_id"] in clear))
-    r.check("extreme bus voltages of every case within 0.002 pu", 2, screening(
-        "min/max voltage", lambda x: (x.get("min_vm_pu"), x.get("max_vm_pu")), close(VM_TOL)))
-    r.check("overload and voltage-violation counts and secure flags", 2, screening(
-        "counts and secure flag", lambda x: (x.get("overloaded_branches"), x.get("voltage_violations"), x.get("secure")),
-        exact))
+    base = {"BASE"}
+    r.check("schedule base case: loading, overloads and voltages", 2, all_of([
+        ("loading", screening(["max_loading_pct"], LOADING_TOL, base)),
+        ("overloads", screening(["overloaded_branches"], cases=base)),
+        ("voltages", screening(["min_vm_pu", "max_vm_pu"], VM_TOL, base)),
+    ]))
+    r.check("convergence, de-energised buses and lost load per contingency", 2, all_of([
+        ("convergence and islanding", screening(["converged", "deenergised_buses"])),
+        ("lost load", screening(["lost_load_mw"], LOST_LOAD_TOL)),
+    ]))
+    r.check("maximum branch loading of every case within 0.5 points", 3, screening(["max_loading_pct"], LOADING_TOL))
+    r.check("branch holding the maximum loading where it is clear", 1,
+            screening(["max_loading_branch"], cases=set(exp["clear_maximum_cases"])))
+    r.check("extreme bus voltages of every case within 0.002 pu", 2, screening(["min_vm_pu", "max_vm_pu"], VM_TOL))
+    r.check("overload and voltage-violation counts and secure flags", 2,
+            screening(["overloaded_branches", "voltage_violations", "secure"]))
 
     ref_insecure = [x["contingency_id"] for x in ref_rows if x["contingency_id"] != "BASE" and x["secure"] == "0"]
     if sched is None or not isinstance(sched, dict):
         lists = Outcome(False, "summary.json has no 'schedule' object" if summary_ok.passed else summary_ok.message)
     else:
-        parts = [id_set(get(sched, "insecure_contingencies"), ref_insecure),
-                 id_set(get(sched, "base_case_overloads"), exp["schedule_base_overloads"]),
-                 Outcome(get(sched, "worst_contingency") == exp["schedule_worst_contingency"], "worst_contingency",
-                         expected=exp["schedule_worst_contingency"], seen=get(sched, "worst_contingency"))]
-        bad = [p for p in parts if not p.passed]
-        lists = Outcome(not bad, "; ".join(p.message for p in bad) if bad else "insecure set, base overloads and worst case agree",
-                        expected=None if not bad else bad[0].expected, seen=None if not bad else bad[0].seen)
+        lists = all_of([
+            ("insecure_contingencies", id_set(get(sched, "insecure_contingencies"), ref_insecure)),
+            ("base_case_overloads", id_set(get(sched, "base_case_overloads"), exp["schedule_base_overloads"])),
+            ("worst_contingency", Outcome(get(sched, "worst_contingency") == exp["schedule_worst_contingency"],
+                                          expected=exp["schedule_worst_contingency"],
+                                          seen=get(sched, "worst_contingency"))),
+        ])
     r.check("summary: insecure contingencies, base-case overloads, worst contingency", 2, lists)
     if sched is None or not isinstance(sched, dict):
         sched_num = Outcome(False, "no schedule summary")
     else:
-        a = near(get(sched, "slack_p_mw"), exp["schedule_slack_mw"], abs=0.5)
-        # 5 EUR/h on ~1.3e5 EUR/h: rounding only; a wrong slack output or cost basis is far off.
-        b = near(get(sched, "cost_eur_per_h"), exp["schedule_cost_eur_h"], abs=5.0)
-        sched_num = Outcome(a.passed and b.passed, f"slack {a.message}; cost {b.message}",
-                            expected=[exp["schedule_slack_mw"], exp["schedule_cost_eur_h"]],
-                            seen=[get(sched, "slack_p_mw"), get(sched, "cost_eur_per_h")])
+        sched_num = all_of([
+            ("slack", near(get(sched, "slack_p_mw"), exp["schedule_slack_mw"], abs=0.5)),
+            # 5 EUR/h on ~1.3e5 EUR/h: rounding only; a wrong slack output or cost basis is far off.
+            ("cost", near(get(sched, "cost_eur_per_h"), exp["schedule_cost_eur_h"], abs=5.0)),
+        ])
     r.check("summary: schedule slack output and cost", 1, sched_num)
 
     # --- Task 2: the redispatch, re-run in the grader's model ---------------------------------
@@ -298,8 +272,7 @@ def grade(ctx: GradeContext) -> Rubric:
                                     f"{len(problems)} problems"), expected="every dispatchable unit once, within limits",
                                     seen=problems[:8])
     else:
-        base_ok = Outcome(not base_bad, "base case secure, every unit and the slack unit within limits" if not base_bad
-                          else f"{len(base_bad)} base-case violations", seen=base_bad[:8] or None)
+        base_ok = no_problems(base_bad, "base case secure, every unit and the slack unit within limits", show=8)
         post_ok = Outcome(slack_p is not None and not post_bad,
                           f"all {len(model.contingencies)} contingencies converge without overload" if slack_p is not None
                           and not post_bad else f"{len(post_bad)} contingencies insecure", seen=post_bad[:8] or None)
@@ -326,10 +299,7 @@ def grade(ctx: GradeContext) -> Rubric:
     if cost is None or not isinstance(red, dict):
         red_ok = Outcome(False, "no secure redispatch to compare with" if cost is None else "no redispatch summary")
     else:
-        a = near(get(red, "slack_p_mw"), slack_p, abs=0.5)
-        b = near(get(red, "cost_eur_per_h"), cost, abs=5.0)
-        red_ok = Outcome(a.passed and b.passed, f"slack {a.message}; cost {b.message}",
-                         expected=[round(slack_p, 2), round(cost, 1)],
-                         seen=[get(red, "slack_p_mw"), get(red, "cost_eur_per_h")])
+        red_ok = all_of([("slack", near(get(red, "slack_p_mw"), slack_p, abs=0.5)),
+                         ("cost", near(get(red, "cost_eur_per_h"), cost, abs=5.0))])
     r.check("summary: secure redispatch's slack output and cost match the re-run", 1, red_ok)
     return r
