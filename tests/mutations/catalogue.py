@@ -53,9 +53,11 @@ def load(folder: Path = HERE) -> list[Mutation]:
             raise ValueError(f"{path}: unknown top-level keys {sorted(extra)}")
         for i, entry in enumerate(data.get("mutation", []), 1):
             try:
-                mutations.append(Mutation(**entry, source=path.name))
-            except (ValidationError, TypeError) as e:
-                raise ValueError(f"{path}: mutation #{i} ({entry.get('name', '?')}): {e}") from None
+                mutations.append(Mutation.model_validate({**entry, "source": path.name}))
+            except ValidationError as e:
+                why = "; ".join(f"field {'.'.join(map(str, err['loc']))!r}: {err['msg']}"
+                                for err in e.errors())
+                raise ValueError(f"{path}: mutation #{i} ({entry.get('name', '?')}): {why}") from None
     return mutations
 
 
