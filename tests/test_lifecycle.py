@@ -93,6 +93,22 @@ def test_grader_returning_garbage_is_grader_error(tmp_path: Path) -> None:
     assert trial["status"] == "grader_error" and "expected a Rubric" in trial["error"]
 
 
+def test_score_is_recomputed_on_the_host_from_the_checks(tmp_path: Path) -> None:
+    """A result that claims a score its checks do not earn is scored from its checks."""
+    task = _task_with_grader(
+        tmp_path, "import json\nimport os\n\n\ndef grade(ctx):\n"
+        "    check = {'name': 'total', 'weight': 1, 'gate': False, 'passed': False, 'points': 0.0,\n"
+        "             'message': 'wrong', 'evidence': {}}\n"
+        "    rubric = {'score': 1.0, 'full_pass': True, 'checks': [check]}\n"
+        "    with open('/grade/result/result.json', 'w') as f:\n"
+        "        json.dump({'status': 'ok', 'rubric': rubric}, f)\n"
+        "    os._exit(0)\n",
+    )
+    trial = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "run")["trials"][0]
+    assert trial["status"] == "completed", trial["error"]
+    assert trial["score"] == 0.0 and [c["passed"] for c in trial["checks"]] == [False]
+
+
 def test_agent_exit_code_is_agent_error_and_still_graded(tmp_path: Path) -> None:
     cmd = "echo '{\"total\": 6.75, \"count\": 3}' > /task/output/result.json; exit 3"
     trial = run_command_agent(cmd, tmp_path / "run")

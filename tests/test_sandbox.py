@@ -303,6 +303,9 @@ def test_output_size_cap(tmp_path: Path) -> None:
     assert trial["status"] == "agent_error"
     size = sum(f.stat().st_size for f in (trial_dir(run, trial) / "output").rglob("*") if f.is_file())
     assert size <= 5 * 1024 * 1024
+    # A file past the cap is dropped and listed, not copied in part.
+    record = json.loads((trial_dir(run, trial) / "trial.json").read_text())
+    assert {"path": "big", "why": "over the output size cap"} in record["outputs"]["dropped"]
 
 
 def _with_limits(tmp_path: Path, line: str) -> Path:
