@@ -93,6 +93,22 @@ def test_grader_returning_garbage_is_grader_error(tmp_path: Path) -> None:
     assert trial["status"] == "grader_error" and "expected a Rubric" in trial["error"]
 
 
+def test_grading_sandbox_is_read_only_but_its_scratch(tmp_path: Path) -> None:
+    """The grader sees the outputs, the task and the system as a read-only file system (not
+    merely folders it does not own: new files fail with EROFS), and writes to its scratch."""
+    task = _task_with_grader(
+        tmp_path, "import errno\n\n\ndef grade(ctx):\n    seen = []\n"
+        "    for p in ('/grade/output/x', '/grade/task/x', '/x', '/usr/x', '/grade/scratch/x'):\n"
+        "        try:\n            open(p, 'a').close()\n            seen.append(f'{p}: written')\n"
+        "        except OSError as e:\n            seen.append(f'{p}: {errno.errorcode[e.errno]}')\n"
+        "    raise RuntimeError('SEEN ' + ' | '.join(seen) + ' END')\n",
+    )
+    trial = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "run")["trials"][0]
+    seen = trial["error"].rsplit("SEEN ", 1)[1].split(" END", 1)[0].split(" | ")  # after its source line
+    assert seen == [f"{p}: EROFS" for p in ("/grade/output/x", "/grade/task/x", "/x", "/usr/x")] + [
+        "/grade/scratch/x: written"]
+
+
 def test_score_is_recomputed_on_the_host_from_the_checks(tmp_path: Path) -> None:
     """A result that claims a score its checks do not earn is scored from its checks."""
     task = _task_with_grader(
