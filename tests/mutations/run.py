@@ -25,6 +25,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from tests.mutations.catalogue import ROOT, Mutation, load
 
@@ -40,12 +41,17 @@ class Outcome:
     detail: str = ""
 
 
+def fail(message: str) -> NoReturn:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def select(mutations: list[Mutation], args: argparse.Namespace) -> list[Mutation]:
     by_name = {m.name: m for m in mutations}
     if args.names:
         unknown = [n for n in args.names if n not in by_name]
         if unknown:
-            sys.exit(f"unknown mutation(s): {', '.join(unknown)} (see tests/mutations/*.toml)")
+            fail(f"unknown mutation(s): {', '.join(unknown)} (see tests/mutations/*.toml)")
         return [by_name[n] for n in args.names]
     if args.all:
         return mutations
@@ -63,7 +69,7 @@ def changed_files(ref: str) -> set[str]:
     proc = subprocess.run(["git", "diff", "--name-only", ref, "--", "src"], cwd=ROOT,
                           capture_output=True, text=True)
     if proc.returncode != 0:
-        sys.exit(f"--changed {ref}: git diff failed: {proc.stderr.strip()}")
+        fail(f"--changed {ref}: git diff failed: {proc.stderr.strip()}")
     return set(proc.stdout.split())
 
 
@@ -105,7 +111,7 @@ def check_importable(copy: Path) -> None:
                           cwd=copy, env=environment(copy), capture_output=True, text=True)
     where = proc.stdout.strip()
     if proc.returncode != 0 or not Path(where).is_relative_to(copy / "src"):
-        sys.exit(f"the copy's lastexam is not the one imported: {where or proc.stderr.strip()}")
+        fail(f"the copy's lastexam is not the one imported: {where or proc.stderr.strip()}")
 
 
 def pytest(copy: Path, tests: list[str], log: Path, timeout: float) -> tuple[int | None, float]:
@@ -161,7 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not (args.names or args.all or args.sample or args.changed):
         parser.error("name mutations, or pass --all, --sample N or --changed REF")
-    chosen = select(load(), args)
+    try:
+        catalogue = load()
+    except ValueError as e:
+        fail(str(e))
+    chosen = select(catalogue, args)
     if args.list or not chosen:
         for m in chosen:
             print(f"{m.name}\t{m.file}\t{' '.join(m.tests)}")
