@@ -41,9 +41,10 @@ def test_oracle_scores_one_and_nop_zero(tmp_path: Path) -> None:
     folder = trial_dir(tmp_path / "o", oracle["trials"][0])
     assert (folder / "output" / "result.json").is_file()
     assert (folder / "grader" / "result.json").is_file()
-    record = (folder / "trial.json").read_text()
-    for field in ("task_hash", "grader_version", "environment_fingerprint", "harness_version", "host"):
-        assert field in record
+    repro = json.loads((folder / "trial.json").read_text())["repro"]
+    for field in ("task_hash", "grader_version", "environment_fingerprint", "harness_version", "host",
+                  "agent_version"):
+        assert repro[field], field  # recorded, not left at its empty default
 
 
 def _task_with_grader(tmp_path: Path, grader: str, extra_toml: str = "") -> Path:
