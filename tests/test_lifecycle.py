@@ -41,9 +41,10 @@ def test_oracle_scores_one_and_nop_zero(tmp_path: Path) -> None:
     folder = trial_dir(tmp_path / "o", oracle["trials"][0])
     assert (folder / "output" / "result.json").is_file()
     assert (folder / "grader" / "result.json").is_file()
-    record = (folder / "trial.json").read_text()
-    for field in ("task_hash", "grader_version", "environment_fingerprint", "harness_version", "host"):
-        assert field in record
+    repro = json.loads((folder / "trial.json").read_text())["repro"]
+    for field in ("task_hash", "grader_version", "environment_fingerprint", "harness_version", "host",
+                  "agent_version"):
+        assert repro[field], field  # recorded, not left at its empty default
 
 
 def _task_with_grader(tmp_path: Path, grader: str, extra_toml: str = "") -> Path:
@@ -91,6 +92,38 @@ def test_grader_returning_garbage_is_grader_error(tmp_path: Path) -> None:
     task = _task_with_grader(tmp_path, "def grade(ctx):\n    return 1.0\n")
     trial = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "run")["trials"][0]
     assert trial["status"] == "grader_error" and "expected a Rubric" in trial["error"]
+
+
+def test_grading_sandbox_is_read_only_but_its_scratch(tmp_path: Path) -> None:
+    """The grader sees the outputs, the task and the system as a read-only file system (not
+    merely folders it does not own: new files fail with EROFS), and writes to its scratch."""
+    task = _task_with_grader(
+        tmp_path, "import errno\n\n\ndef grade(ctx):\n    seen = []\n"
+        "    for p in ('/grade/output/x', '/grade/task/x', '/x', '/usr/x', '/grade/scratch/x'):\n"
+        "        try:\n            open(p, 'a').close()\n            seen.append(f'{p}: written')\n"
+        "        except OSError as e:\n            seen.append(f'{p}: {errno.errorcode[e.errno]}')\n"
+        "    raise RuntimeError('SEEN ' + ' | '.join(seen) + ' END')\n",
+    )
+    trial = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "run")["trials"][0]
+    seen = trial["error"].rsplit("SEEN ", 1)[1].split(" END", 1)[0].split(" | ")  # after its source line
+    assert seen == [f"{p}: EROFS" for p in ("/grade/output/x", "/grade/task/x", "/x", "/usr/x")] + [
+        "/grade/scratch/x: written"]
+
+
+def test_score_is_recomputed_on_the_host_from_the_checks(tmp_path: Path) -> None:
+    """A result that claims a score its checks do not earn is scored from its checks."""
+    task = _task_with_grader(
+        tmp_path, "import json\nimport os\n\n\ndef grade(ctx):\n"
+        "    check = {'name': 'total', 'weight': 1, 'gate': False, 'passed': False, 'points': 0.0,\n"
+        "             'message': 'wrong', 'evidence': {}}\n"
+        "    rubric = {'score': 1.0, 'full_pass': True, 'checks': [check]}\n"
+        "    with open('/grade/result/result.json', 'w') as f:\n"
+        "        json.dump({'status': 'ok', 'rubric': rubric}, f)\n"
+        "    os._exit(0)\n",
+    )
+    trial = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "run")["trials"][0]
+    assert trial["status"] == "completed", trial["error"]
+    assert trial["score"] == 0.0 and [c["passed"] for c in trial["checks"]] == [False]
 
 
 def test_agent_exit_code_is_agent_error_and_still_graded(tmp_path: Path) -> None:

@@ -159,9 +159,13 @@ def test_cannot_write_outside_the_workspace(tmp_path: Path) -> None:
     assert log.count("denied") == 6 and "writable-ok" in log
 
 
+NAMESPACES = ("user", "pid", "net", "ipc", "uts", "mnt")
+
+
 def test_runs_without_host_privileges(tmp_path: Path) -> None:
     cmd = (
         "grep CapEff /proc/self/status; id -u; "
+        f"for ns in {' '.join(NAMESPACES)}; do echo NS $ns $(readlink /proc/self/ns/$ns); done; "
         "mount -t tmpfs none /tmp 2>/dev/null && echo MOUNTED; "
         "unshare -U true 2>/dev/null && echo NESTED-USERNS; "
         "cat /etc/shadow >/dev/null 2>&1 && echo READ-SHADOW; "
@@ -171,6 +175,10 @@ def test_runs_without_host_privileges(tmp_path: Path) -> None:
     log = _agent_log(run, run_command_agent(cmd, run))
     assert "CapEff:\t0000000000000000" in log
     assert "MOUNTED" not in log and "NESTED-USERNS" not in log and "READ-SHADOW" not in log
+    inside = dict(line.split()[1:3] for line in log.splitlines() if line.startswith("NS "))
+    assert sorted(inside) == sorted(NAMESPACES)
+    shared = [ns for ns in NAMESPACES if inside[ns] == os.readlink(f"/proc/self/ns/{ns}")]
+    assert shared == [], f"namespaces shared with the host: {shared}"
     assert "END" in log
 
 
@@ -303,6 +311,9 @@ def test_output_size_cap(tmp_path: Path) -> None:
     assert trial["status"] == "agent_error"
     size = sum(f.stat().st_size for f in (trial_dir(run, trial) / "output").rglob("*") if f.is_file())
     assert size <= 5 * 1024 * 1024
+    # A file past the cap is dropped and listed, not copied in part.
+    record = json.loads((trial_dir(run, trial) / "trial.json").read_text())
+    assert {"path": "big", "why": "over the output size cap"} in record["outputs"]["dropped"]
 
 
 def _with_limits(tmp_path: Path, line: str) -> Path:

@@ -54,6 +54,17 @@ def test_tree_beyond_path_max_is_snapshotted_and_removed(tmp_path: Path) -> None
     assert _over_quota_on_deep(tmp_path)
 
 
+def test_folders_nested_too_deep_are_dropped(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    deep = out.joinpath(*["d"] * 40)
+    deep.mkdir(parents=True)
+    (deep / "f").write_text("deep")
+    (out / "result.json").write_text("{}")
+    got = snapshot_output(out, tmp_path / "snap", max_bytes=1 << 20)
+    assert got["files"] == 1 and os.listdir(tmp_path / "snap") == ["result.json"]
+    assert {"path": "/".join(["d"] * 32), "why": "folder nested deeper than 32 levels"} in got["dropped"]
+
+
 def _over_quota_on_deep(tmp_path: Path) -> bool:
     watched = tmp_path / "watched"
     watched.mkdir()

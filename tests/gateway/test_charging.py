@@ -167,6 +167,15 @@ def test_the_largest_output_limit_is_reserved(gateway: Gateway, client: Client, 
     assert client.post("/v1/chat/completions", {"model": "m", "messages": msgs,
                                                  "max_tokens": 9000.0}, auth)[0] == 200
     gateway.close_session(session.token)
+    # A request that sets no limit is reserved at the default bound.
+    session = gateway.open_session("t3", "openai:gpt-5", Budget(max_tokens=20_000),
+                                   tmp_path / "l3.jsonl")
+    auth = {"authorization": f"Bearer {session.token}"}
+    forwarded = len(provider.seen)
+    status, out, _ = client.post("/v1/chat/completions", {"model": "m", "messages": msgs}, auth)
+    assert status == 400 and "32768 of output at its limit" in out["error"]["message"]
+    assert len(provider.seen) == forwarded
+    gateway.close_session(session.token)
 
 
 def test_a_call_that_fits_goes(gateway: Gateway, client: Client, provider,

@@ -207,6 +207,34 @@ def test_a_sandbox_holds_at_most_two_bodies_at_the_cap(tmp_path: Path, provider)
         gateway.close_session(session.token)
 
 
+def test_a_sandbox_has_at_most_eight_requests_in_flight(tmp_path: Path, provider) -> None:
+    """A ninth request of the same sandbox waits until one of the eight in flight is answered."""
+    import time
+
+    with Gateway(tmp_path / "gw" / "gateway.sock") as gateway:
+        session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
+                                       tmp_path / "l.jsonl")
+        body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+        provider.hold_after = 0  # every answer waits until released
+        statuses: list[int] = []
+
+        def call() -> None:
+            statuses.append(Client(gateway.socket_path).post(
+                "/v1/messages", body, {"x-api-key": session.token})[0])
+
+        threads = [threading.Thread(target=call) for _ in range(9)]
+        for t in threads:
+            t.start()
+        wait_for(lambda: len(provider.seen) >= 8, "eight requests at the provider")
+        time.sleep(1)  # room for a ninth to arrive, were it let through
+        assert len(provider.seen) == 8
+        provider.release.set()
+        for t in threads:
+            t.join(60)
+        assert statuses == [200] * 9 and len(provider.seen) == 9
+        gateway.close_session(session.token)
+
+
 def test_many_clients_connect_at_once(gateway: Gateway) -> None:
     """The run's trials share one gateway: a burst of connections is queued, not refused
     (with the default listen backlog of 5, 16 of these 40 failed with EAGAIN)."""
