@@ -12,6 +12,9 @@ $lx agents install claude-code codex gemini-cli
 # The catalogue is generated: fail when docs/tasks.md is out of date.
 $lx tasks list --markdown | diff -u docs/tasks.md - || { echo "docs/tasks.md is stale: run lastexam tasks list --markdown > docs/tasks.md"; exit 1; }
 .venv/bin/python -m pytest -q -p no:cacheprovider tests
+# The mutations of files changed since the last release tag (or the previous commit while there
+# is none) plus 4 others, rotating daily; the full catalogue is `scripts/mutations.sh --all`.
+scripts/mutations.sh --sample 4 --changed "$(git describe --tags --abbrev=0 2>/dev/null || echo HEAD~1)"
 # Every cheap gate on every task; the sandboxed gates on tasks changed since
 # tasks/validation-manifest.json and on two unchanged ones (rotating daily). The full run is
 # `lastexam validate tasks`.
