@@ -282,20 +282,25 @@ class Validator:
             work=self.area.validation(task.id) / f"make-{tag}",
         )
 
+    def _grade_fixture(
+        self, task: Task, env: envs.Environment, fx: NegativeFixture, oracle_output: Path, tag: str
+    ) -> GradeRecord | str:
+        """The fixture's grade, or why it could not be graded (a failed gate either way)."""
+        if fx.spec is None:
+            return fx.error
+        output, why = self._fixture_output(task, env, fx, oracle_output, tag)
+        if output is None:
+            return why
+        g = self._grade_dir(task, env, output, tag)
+        return g if g.ok else f"grader error: {g.error}"
+
     def _positive_gate(
         self, task: Task, env: envs.Environment, fx: NegativeFixture, oracle_output: Path, report: TaskReport
     ) -> None:
         name = f"positive fixture {fx.name}"
-        if fx.spec is None:
-            report.add(name, False, fx.error)
-            return
-        output, why = self._fixture_output(task, env, fx, oracle_output, f"positive-{fx.name}")
-        if output is None:
-            report.add(name, False, why)
-            return
-        g = self._grade_dir(task, env, output, f"positive-{fx.name}")
-        if not g.ok:
-            report.add(name, False, f"grader error: {g.error}")
+        g = self._grade_fixture(task, env, fx, oracle_output, f"positive-{fx.name}")
+        if isinstance(g, str):
+            report.add(name, False, g)
             return
         failed = [c.name for c in g.checks if not c.passed]
         report.add(name, g.score == 1.0, f"score {g.score}; failed: {', '.join(failed)}" if failed else "")
@@ -304,16 +309,9 @@ class Validator:
         self, task: Task, env: envs.Environment, fx: NegativeFixture, oracle_output: Path, report: TaskReport
     ) -> None:
         name = f"negative fixture {fx.name}"
-        if fx.spec is None or not isinstance(fx.spec, FixtureSpec):
-            report.add(name, False, fx.error)
-            return
-        output, why = self._fixture_output(task, env, fx, oracle_output, f"fixture-{fx.name}")
-        if output is None:
-            report.add(name, False, why)
-            return
-        g = self._grade_dir(task, env, output, f"fixture-{fx.name}")
-        if not g.ok:
-            report.add(name, False, f"grader error: {g.error}")
+        g = self._grade_fixture(task, env, fx, oracle_output, f"fixture-{fx.name}")
+        if isinstance(g, str) or not isinstance(fx.spec, FixtureSpec):
+            report.add(name, False, g if isinstance(g, str) else fx.error)
             return
         lo, hi = fx.spec.score_min, fx.spec.score_max
         ok = g.score is not None and lo <= g.score <= hi and g.score < 1.0
