@@ -157,6 +157,8 @@ def test_tier_and_cluster_figures_are_per_agent(tmp_path: Path) -> None:
             assert board[agent]["by_cluster"]["other"]["fpr"]["value"] == fpr
     html = tmp_path / "report.html"
     run_cli("report", run, "--html", html)
+    opening = html.read_text().split("<h2>", 1)[0]
+    assert "FPR" not in opening and "50.0%" not in opening  # no figure pooled over oracle and nop
     rows = _section_rows(html.read_text(), "By tier and cluster")
     assert rows == [
         ["oracle", "near-term", "1", "100.0%", "100.0%"],

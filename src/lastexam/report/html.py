@@ -207,6 +207,15 @@ def rubric_section(run_dirs: Sequence[Path], rows: Sequence[TrialRow]) -> str:
     return "".join(parts)
 
 
+def _headline(o: dict[str, Any]) -> str:
+    """FPR and MS in the opening line only when one agent x model was run: a figure pooled over
+    agents (oracle and nop give 50 %) means nothing; the leaderboard gives each one."""
+    if len(o["leaderboard"]) != 1:
+        return f"{len(o['leaderboard'])} agent x model cells: figures per cell in the leaderboard. "
+    overall = o["overall"]
+    return f"FPR {_ci(overall['fpr'])}, MS {_ci(overall['ms'])}. "
+
+
 def render(run_dirs: Sequence[Path], rows: Sequence[TrialRow], o: dict[str, Any], dest: Path) -> str:
     embed = len(rows) <= EMBED_LIMIT
     names = {d.name: d for d in run_dirs}
@@ -225,7 +234,7 @@ def render(run_dirs: Sequence[Path], rows: Sequence[TrialRow], o: dict[str, Any]
         "<h1>lastexam report</h1>",
         f"<p>{overall['trials']} trials on {overall['tasks']} tasks from "
         f"{len(run_dirs)} run(s): {', '.join(_e(d) for d in run_dirs)}. "
-        f"Overall FPR {_ci(overall['fpr'])}, MS {_ci(overall['ms'])}. "
+        f"{_headline(o)}"
         f"<span class=small>Generated {generated} by lastexam {__version__}.</span></p>",
         leaderboard_section(o),
         breakdown_section(o),
