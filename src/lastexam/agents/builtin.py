@@ -8,8 +8,6 @@ from lastexam.gateway.providers import ModelSpec
 from lastexam.layout import AgentSandbox
 from lastexam.sandbox.base import Mount
 
-ORACLE_DIR = AgentSandbox.ORACLE
-
 
 class OracleAgent(Agent):
     name = "oracle"
@@ -20,8 +18,8 @@ class OracleAgent(Agent):
         if ctx.solution_dir is None:
             raise LastexamError(f"task {ctx.task_id} has no solution/ for the oracle")
         return AgentLaunch(
-            argv=["/bin/bash", f"{ORACLE_DIR}/solve.sh"],
-            mounts=[Mount(ctx.solution_dir, ORACLE_DIR)],
+            argv=["/bin/bash", f"{AgentSandbox.ORACLE}/solve.sh"],
+            mounts=[Mount(ctx.solution_dir, AgentSandbox.ORACLE)],
         )
 
 

@@ -23,9 +23,7 @@ from lastexam.paths import home_subdir, package_dir
 from lastexam.sandbox.base import Mount
 
 FILES_SRC = package_dir() / "agents" / "sandbox_files"
-FILES_DIR = AgentSandbox.FILES
-TOOLCHAIN_DIR = AgentSandbox.TOOLCHAIN
-BRIDGE = f"{FILES_DIR}/bridge.sh"
+BRIDGE = f"{AgentSandbox.FILES}/bridge.sh"
 # Variables every headless harness gets: no update checks, no telemetry, no colours.
 QUIET_ENV = {
     "NO_COLOR": "1",
@@ -107,14 +105,14 @@ class GatewayAgent(Agent):
         return ["/bin/bash", BRIDGE, gw.socket, str(gw.tcp_port), "--", *argv]
 
     def mounts(self) -> list[Mount]:
-        mounts = [Mount(sandbox_files(), FILES_DIR)]
+        mounts = [Mount(sandbox_files(), AgentSandbox.FILES)]
         if self.toolchain is not None:
-            mounts.append(Mount(self.toolchain.root, TOOLCHAIN_DIR))
+            mounts.append(Mount(self.toolchain.root, AgentSandbox.TOOLCHAIN))
         return mounts
 
     def executable(self) -> str:
         assert self.toolchain is not None
-        return f"{TOOLCHAIN_DIR}/node_modules/{self.toolchain.bin}"
+        return f"{AgentSandbox.TOOLCHAIN}/node_modules/{self.toolchain.bin}"
 
 
 def write_home_file(home: Path, rel: str, text: str) -> Path:

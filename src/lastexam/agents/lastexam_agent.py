@@ -10,11 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from lastexam.agents.base import AgentContext, AgentLaunch
-from lastexam.agents.harness import FILES_DIR, GatewayAgent
+from lastexam.agents.harness import GatewayAgent
 from lastexam.gateway.providers import ModelSpec
+from lastexam.layout import AgentSandbox
 from lastexam.trajectory.schema import Step
 
-SCRIPT = f"{FILES_DIR}/lastexam_agent.py"
+SCRIPT = f"{AgentSandbox.FILES}/lastexam_agent.py"
 
 
 class LastexamAgent(GatewayAgent):

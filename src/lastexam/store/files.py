@@ -7,10 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lastexam.layout import TRIAL
+from lastexam.layout import TrialPaths
 from lastexam.store.models import TrialRecord
-
-TRIAL_FILE = TRIAL.record.name
 
 
 def trial_document(record: TrialRecord) -> str:
@@ -19,6 +17,7 @@ def trial_document(record: TrialRecord) -> str:
 
 def write_trial_file(folder: Path, record: TrialRecord) -> None:
     """Replace the folder's trial.json whole (a reader never sees half a file)."""
-    tmp = folder / f".{TRIAL_FILE}.tmp"
+    final = TrialPaths(folder).record
+    tmp = final.with_name(f".{final.name}.tmp")
     tmp.write_text(trial_document(record))
-    os.replace(tmp, folder / TRIAL_FILE)
+    os.replace(tmp, final)

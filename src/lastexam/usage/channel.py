@@ -23,11 +23,7 @@ from pathlib import Path
 from lastexam.layout import AgentSandbox
 from lastexam.sandbox.base import Mount
 
-FIFO_DIR_IN_SANDBOX = AgentSandbox.EXEC_DIR
 FIFO_NAME = "exec.fifo"
-USAGE_DIR_IN_SANDBOX = AgentSandbox.USAGE_DIR
-SHIM_IN_SANDBOX = AgentSandbox.EXEC_SHIM
-HOOK_DIR_IN_SANDBOX = AgentSandbox.USAGE_HOOK
 HOST_LOG = "exec.log"  # the drained copy, beside (not inside) the FIFO's folder
 MAX_LOG_BYTES = 64 << 20  # kept; past it the log is marked flooded and the rest discarded
 PIPE_BYTES = 1 << 20  # the FIFO's buffer: absorbs bursts while the drain thread is busy
@@ -38,8 +34,8 @@ F_SETPIPE_SZ = 1031
 def check_not_hidden(mounts: list[Mount]) -> None:
     """No other mount may sit on or under the usage places, nor over them once they are
     mounted (a harness bug, not the agent's doing)."""
-    own = {FIFO_DIR_IN_SANDBOX, SHIM_IN_SANDBOX, HOOK_DIR_IN_SANDBOX}
-    reserved = (FIFO_DIR_IN_SANDBOX, USAGE_DIR_IN_SANDBOX)
+    own = {AgentSandbox.EXEC_DIR, AgentSandbox.EXEC_SHIM, AgentSandbox.USAGE_HOOK}
+    reserved = (AgentSandbox.EXEC_DIR, AgentSandbox.USAGE_DIR)
     mounted: set[str] = set()
     for m in mounts:
         if m.target in own - mounted:
@@ -89,17 +85,17 @@ class ExecLogChannel:
         """What turns the exec log on in the sandbox; `pythonpath` is the agent's own, kept
         after the hook."""
         return {
-            "LD_PRELOAD": SHIM_IN_SANDBOX,
-            "LASTEXAM_EXEC_LOG": f"{FIFO_DIR_IN_SANDBOX}/{FIFO_NAME}",
-            "PYTHONPATH": ":".join(p for p in (HOOK_DIR_IN_SANDBOX, pythonpath) if p),
+            "LD_PRELOAD": AgentSandbox.EXEC_SHIM,
+            "LASTEXAM_EXEC_LOG": f"{AgentSandbox.EXEC_DIR}/{FIFO_NAME}",
+            "PYTHONPATH": ":".join(p for p in (AgentSandbox.USAGE_HOOK, pythonpath) if p),
         }
 
     def mounts(self, hook_dir: Path) -> list[Mount]:
         """The usage mounts, all read-only, to be placed after every other mount."""
         return [
-            Mount(self.fifo_dir, FIFO_DIR_IN_SANDBOX),
-            Mount(self.shim, SHIM_IN_SANDBOX),
-            Mount(hook_dir, HOOK_DIR_IN_SANDBOX),
+            Mount(self.fifo_dir, AgentSandbox.EXEC_DIR),
+            Mount(self.shim, AgentSandbox.EXEC_SHIM),
+            Mount(hook_dir, AgentSandbox.USAGE_HOOK),
         ]
 
     def open(self) -> None:
