@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import socket
 import threading
@@ -181,6 +182,22 @@ def test_runs_without_host_privileges(tmp_path: Path) -> None:
     assert shared == [], f"namespaces shared with the host: {shared}"
     assert "END" in log
 
+
+
+IO_URING = (
+    "import ctypes, os\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "params = ctypes.create_string_buffer(120)\n"
+    "fd = libc.syscall(425, 4, params)\n"
+    "print('IO_URING', 'created' if fd >= 0 else os.strerror(ctypes.get_errno()))\n"
+)
+
+
+def test_io_uring_is_refused(tmp_path: Path) -> None:
+    """An io_uring could fallocate out of the seccomp filter's sight (IORING_OP_FALLOCATE)."""
+    run = tmp_path / "run"
+    log = _agent_log(run, run_command_agent(f"python3 -c {shlex.quote(IO_URING)}", run))
+    assert "IO_URING Operation not supported" in log, log[-500:]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the uid switch happens when the harness is root")

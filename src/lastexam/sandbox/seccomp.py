@@ -2,7 +2,10 @@
 EOPNOTSUPP. fallocate allocates disk without writing (a gigabyte in milliseconds), so between
 two polls of the write cap an agent could fill the host's disk with files each under the
 per-file cap; refused, glibc's posix_fallocate writes zeros instead, at the speed of a write.
-On x86_64 the x32 system calls are refused too (they would reach fallocate by another number).
+io_uring_setup is refused too: an io_uring's IORING_OP_FALLOCATE allocates without the
+fallocate system call, out of the filter's sight (programs that can use io_uring fall back
+to plain system calls without it). On x86_64 the x32 system calls are refused as well (they
+would reach fallocate by another number).
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ LD_ABS_W, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
 ARCH_OFFSET, NR_OFFSET = 4, 0  # in struct seccomp_data
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
 X32_BIT = 0x40000000
-# Audit arch -> the numbers of fallocate under it (the 32-bit ABIs a 64-bit kernel runs too).
-FALLOCATE = {
-    "x86_64": {0xC000003E: (285,), 0x40000003: (324,)},
-    "aarch64": {0xC00000B7: (47,), 0x40000028: (352,)},
+IO_URING_SETUP = 425  # one number on every architecture (system calls added since Linux 5.1)
+# Audit arch -> the refused numbers under it: fallocate's, then io_uring_setup (the 32-bit
+# ABIs a 64-bit kernel runs too).
+REFUSED = {
+    "x86_64": {0xC000003E: (285, IO_URING_SETUP), 0x40000003: (324, IO_URING_SETUP)},
+    "aarch64": {0xC00000B7: (47, IO_URING_SETUP), 0x40000028: (352, IO_URING_SETUP)},
 }
 
 
@@ -31,7 +36,7 @@ def _ins(code: int, k: int, jt: int = 0, jf: int = 0) -> tuple[int, int, int, in
 def fallocate_filter(machine: str | None = None) -> bytes | None:
     """The filter program for this machine (None: an architecture this module does not know,
     where sandboxes run without it)."""
-    table = FALLOCATE.get(machine or platform.machine())
+    table = REFUSED.get(machine or platform.machine())
     if table is None:
         return None
     # Jumps to the final "refuse" are resolved once the program's length is known.
