@@ -48,6 +48,12 @@ def test_regrade_keeps_old_grade_and_uses_new(tmp_path: Path) -> None:
     assert [g[1] for g in grades] == [1.0, 1.0, 0.75, 0.75]  # both rubrics are kept
     folder = run / "trials" / regraded[0]["trial_id"] / "grades"
     assert len(list(folder.iterdir())) == 1
+    store = Store(run)
+    try:  # each trial's record carries its newest rubric's checks, once each
+        names = [[c.name for c in t.grade.checks] for t in store.trials()]
+    finally:
+        store.close()
+    assert len(names) == 2 and all(n.count("count is even") == 1 for n in names), names
 
 
 def test_regrade_one_task_and_grader_failure(tmp_path: Path) -> None:

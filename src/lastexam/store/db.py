@@ -298,7 +298,7 @@ class Store:
             yield record
 
     def _newest_grades(self, with_checks: bool, trial_id: str | None = None) -> dict[str, GradeRecord]:
-        only = "AND g.trial_id = ?" if trial_id else ""
+        only = "AND t.trial_id = ?" if trial_id else ""
         args = (trial_id,) if trial_id else ()
         rows = self.conn.execute(
             "SELECT g.grade_id, g.trial_id, g.grader_version, g.ok, g.score, g.full_pass, g.error,"
@@ -307,11 +307,11 @@ class Store:
         ).fetchall()
         checks: dict[int, list[CheckResult]] = {}
         if with_checks and rows:
-            ids = [r[0] for r in rows]
-            in_clause = "" if not trial_id else f"WHERE grade_id IN ({','.join('?' * len(ids))})"
+            # The newest grades' checks only: a regraded trial's older checks stay unread.
             for gid, name, weight, gate, passed, points, message, ev in self.conn.execute(
-                "SELECT grade_id, name, weight, gate, passed, points, message, evidence_json "
-                f"FROM checks {in_clause} ORDER BY grade_id, idx", ids if trial_id else ()
+                "SELECT c.grade_id, c.name, c.weight, c.gate, c.passed, c.points, c.message,"
+                " c.evidence_json FROM checks c JOIN trials t ON t.grade_id = c.grade_id"
+                f" WHERE 1 {only} ORDER BY c.grade_id, c.idx", args
             ):
                 checks.setdefault(gid, []).append(
                     CheckResult(
