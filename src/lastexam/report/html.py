@@ -55,8 +55,8 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _trial_anchor(r: TrialRow) -> str:
-    return f"t-{r.run}-{r.trial_id}".replace(" ", "_")
+def _trial_anchor(run: str, trial_id: str) -> str:
+    return f"t-{run}-{trial_id}".replace(" ", "_")
 
 
 def leaderboard_section(o: dict[str, Any]) -> str:
@@ -190,9 +190,7 @@ def rubric_section(run_dirs: Sequence[Path], rows: Sequence[TrialRow]) -> str:
         store = Store(run_dir)
         try:
             for t in store.trials():
-                anchor = _trial_anchor(TrialRow(
-                    trial_id=t.trial_id, task_id="", agent="", model="", attempt=0, tier="",
-                    cluster="", subdomain="", status="", score=None, full_pass=False, run=run_dir.name))
+                anchor = _trial_anchor(run_dir.name, t.trial_id)
                 failed = failures.get((run_dir.name, t.trial_id))
                 why = f" &middot; failure: {_e(failed[0])} ({_e(failed[1])})" if failed else ""
                 body = _checks_table(t.grade.checks) if t.grade else ""
@@ -222,7 +220,7 @@ def render(run_dirs: Sequence[Path], rows: Sequence[TrialRow], o: dict[str, Any]
 
     def trial_link(r: TrialRow) -> str:
         if embed:
-            return f"#{_trial_anchor(r)}"
+            return f"#{_trial_anchor(r.run, r.trial_id)}"
         target = RunPaths(names[r.run]).trial(r.trial_id).record
         return os.path.relpath(target, dest.parent)
 
