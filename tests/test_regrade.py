@@ -72,6 +72,25 @@ def test_regrade_one_task_and_grader_failure(tmp_path: Path) -> None:
     assert overall["excluded"] == 0 and overall["ms"]["value"] == 0.0
 
 
+def test_a_trial_the_policy_did_not_grade_is_not_regraded(tmp_path: Path) -> None:
+    """Processes of the agent that survived the teardown may have written its output after
+    the end: the error policy does not grade it (the trial counts as 0), nor may a regrade."""
+    task = tmp_path / "tasks" / "other" / "column-total"
+    shutil.copytree(COLUMN_TOTAL, task)
+    run = tmp_path / "run"
+    run_json("run", task, "--agent", "oracle", "--out", run)
+    with sqlite3.connect(run / "results.db") as db:  # as trial.py records survivors
+        db.execute(
+            "UPDATE trials SET status='agent_error', score=NULL, full_pass=0, grade_id=NULL,"
+            " policy_kind='agent_survivors', ended_by='survivors',"
+            " record_json=json_set(record_json, '$.ended_by', 'survivors')"
+        )
+    [regraded] = run_json("regrade", run)
+    assert regraded["new_score"] is None and "not graded" in regraded["note"], regraded
+    shown = run_json("show", run)["metrics"]
+    assert shown["statuses"] == {"agent_error": 1} and shown["overall"]["ms"]["value"] == 0.0
+
+
 def _view_trial_page(run: Path, trial_id: str) -> str:
     """The viewer's trial page, served by the real viewer server (in this process)."""
     from lastexam.viewer.server import serve

@@ -57,9 +57,12 @@ def _regrade_one(
 ) -> Regraded:
     old_version = record.grade.grader_version if record.grade else ""
     folder = RunPaths(run_dir).trial(record.trial_id)
-    if record.grade is None and record.status == "infra_error":
+    # What the run did not grade, by the error policy, a regrade does not grade either.
+    ending = agent_kind(record.ended_by, record.agent_exit_code)
+    if record.status == "infra_error" or not POLICY[ending].grade:
+        why = "infrastructure failure" if record.status == "infra_error" else f"ended by {ending}"
         return Regraded(record.trial_id, record.score, record.score, old_version, old_version,
-                        record.status, "not graded (infrastructure failure): nothing to regrade")
+                        record.status, f"not graded ({why}): nothing to regrade")
     if record.task_path not in tasks_by_path:
         tasks_by_path[record.task_path] = load_task(Path(record.task_path))
     task = tasks_by_path[record.task_path]
@@ -83,7 +86,7 @@ def _regrade_one(
         note = "inputs state not stored: taken as untampered"
     g = grade(provider, area, GradeRequest(task, env, output, after, work / "grade",
                                            f"{area.root.name}.{record.trial_id}"))
-    kind = agent_kind(record.ended_by, record.agent_exit_code) if g.ok else "grader_failed"
+    kind = ending if g.ok else "grader_failed"
     policy = POLICY[kind]
     store.add_grade(record.trial_id, g, kind, policy.status, policy.counts)
     grades_dir = folder.grades  # the regrades' rubrics, beside the original grader/
