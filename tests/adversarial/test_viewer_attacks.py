@@ -386,3 +386,30 @@ def test_viewer_printed_no_traceback(viewer: Viewer) -> None:
     """Last in this file: after every attack above, the viewer never crashed on a request."""
     assert raw(viewer, "/")[0] == 200
     assert "Traceback" not in viewer.stderr.read_text()
+
+
+def test_a_grown_exec_log_is_read_in_part(tmp_path: Path) -> None:
+    """exec.jsonl grows with what the agent runs (tens of MB): a trial page reads its first
+    EXEC_LOG_BYTES only, and says when there was more."""
+    import json
+
+    from lastexam.layout import RunPaths
+    from lastexam.viewer import pages
+    from lastexam.viewer.paths import TrialFolder
+
+    log = RunPaths(tmp_path).trial("t").exec_log
+    log.parent.mkdir(parents=True)
+    event = {"pid": 1, "time": 1.0, "path": "/bin/sh", "argv": ["sh"], "exit": "0"}
+    late = {**event, "path": f"/bin/{MARK}"}
+    with log.open("w") as f:
+        f.write(json.dumps(event) + "\n")
+        f.write(json.dumps({**event, "argv": ["x" * pages.EXEC_LOG_BYTES]}) + "\n")
+        f.write(json.dumps(late) + "\n")
+    shown = pages._exec_log(TrialFolder(tmp_path, "t"))
+    assert shown.count("/bin/sh") == 1 and MARK not in shown and "…" in shown
+    log.write_text("".join(json.dumps(event) + "\n" for _ in range(pages.EXEC_LOG_ROWS + 1)))
+    shown = pages._exec_log(TrialFolder(tmp_path, "t"))
+    assert shown.count("/bin/sh") == pages.EXEC_LOG_ROWS and "…" in shown
+    log.write_text(json.dumps(late) + "\n")
+    shown = pages._exec_log(TrialFolder(tmp_path, "t"))
+    assert MARK in shown and "…" not in shown

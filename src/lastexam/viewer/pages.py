@@ -14,6 +14,8 @@ from lastexam.store.rows import TrialRow
 from lastexam.viewer.paths import TrialFolder
 
 LOG_TAIL_BYTES = 20_000
+EXEC_LOG_ROWS = 500  # the first events of exec.jsonl shown, read from at most EXEC_LOG_BYTES
+EXEC_LOG_BYTES = 4 << 20
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0;font-size:13px}
@@ -147,13 +149,14 @@ def _files(folder: TrialFolder, base: str) -> str:
 
 
 def _exec_log(folder: TrialFolder) -> str:
-    data = folder.read(TRIAL.exec_log.as_posix())
+    data = folder.read(TRIAL.exec_log.as_posix(), EXEC_LOG_BYTES + 1)
     if data is None:
         return "<p>No exec log.</p>"
+    cut = len(data) > EXEC_LOG_BYTES
+    lines = data[:EXEC_LOG_BYTES].decode(errors="replace").splitlines()
     rows = []
-    for i, line in enumerate(data.decode(errors="replace").splitlines()):
-        if i >= 500:
-            rows.append(["…", "", "", ""])
+    for i, line in enumerate(lines):
+        if i >= EXEC_LOG_ROWS:
             break
         try:
             ev = json.loads(line)
@@ -161,6 +164,8 @@ def _exec_log(folder: TrialFolder) -> str:
             continue
         rows.append([f"{ev.get('time', 0):.3f}", e(ev.get("path")),
                      f"<code>{e(' '.join(ev.get('argv') or [])[:300])}</code>", e(ev.get("exit"))])
+    if cut or len(lines) > EXEC_LOG_ROWS:
+        rows.append(["…", "", "", ""])
     return table(["time", "program", "arguments", "exit"], rows)
 
 
