@@ -18,7 +18,6 @@ from lastexam.layout import STAGING_PREFIX, RunPaths
 from lastexam.run.policy import RunAborted
 from lastexam.run.session import new_run_id, open_run
 from lastexam.run.trial import TrialPlan
-from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import SandboxProvider
 from lastexam.store.db import Store
 from lastexam.store.models import RunConfig, TrialKey, TrialRecord
@@ -64,14 +63,6 @@ def plan_trials(tasks: list[Task], config: RunConfig) -> list[TrialPlan]:
 
 def uses_gateway(plans: list[TrialPlan]) -> bool:
     return any(p.model is not None and p.agent.wire_for(p.model) is not None for p in plans)
-
-
-def gateway_socket(area: RunWorkArea) -> Path:
-    """Where the run's gateway listens (see RunWorkArea.gateway_dir)."""
-    path = area.gateway_dir / "gateway.sock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.parent.chmod(0o711)  # the sandbox's uid connects by name, never lists it
-    return path
 
 
 def check_ready(plans: list[TrialPlan], provider: SandboxProvider) -> None:
@@ -129,7 +120,7 @@ def execute(
         ) as session:
             store = session.store
             if uses_gateway(plans):
-                gateway = Gateway(gateway_socket(session.area))
+                gateway = Gateway(session.area.gateway_socket())
                 gateway.start()
             done = _clean_unfinished(run_dir, store)
             todo = [p for p in plans if p.key.trial_id not in done]

@@ -37,6 +37,7 @@ from lastexam.untrusted import remove_tree
 __all__ = ["RunWorkArea", "TrialWorkspace", "inputs_state", "snapshot_output"]
 
 HIDDEN_PARTS = ("task.toml", "grader.py", "reference", "inputs", "solution")
+GATEWAY_SOCKET = "gateway.sock"
 
 
 def _chown_tree(root: Path, uid: int | None) -> None:
@@ -138,9 +139,16 @@ class RunWorkArea:
         """The folder of the run's gateway socket: in the area, or, when that path would be
         too long for a unix socket (~107 bytes), a fixed temporary folder named after the run."""
         inside = self.root / "gateway"
-        if len(os.fsencode(inside / "gateway.sock")) <= 100:
+        if len(os.fsencode(inside / GATEWAY_SOCKET)) <= 100:
             return inside
         return Path(tempfile.gettempdir()) / f"lastexam-gw-{self.root.name}"
+
+    def gateway_socket(self) -> Path:
+        """Where the run's gateway listens, its folder made."""
+        folder = self.gateway_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.chmod(0o711)  # the sandbox's uid connects by name, never lists it
+        return folder / GATEWAY_SOCKET
 
     def prepare(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
