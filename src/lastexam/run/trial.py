@@ -17,11 +17,12 @@ from lastexam.gateway.models import Budget, SessionSummary
 from lastexam.gateway.providers import ModelSpec
 from lastexam.gateway.server import Gateway
 from lastexam.layout import AgentSandbox, RunPaths
+from lastexam.run.collect import inputs_state, snapshot_output
 from lastexam.run.faults import point
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.model_access import ModelAccess, open_access, save_trajectory
 from lastexam.run.policy import POLICY, RunAborted, agent_kind, disk_full, infra_kind
-from lastexam.run.workspace import RunWorkArea, TrialWorkspace, inputs_state, snapshot_output
+from lastexam.run.workspace import RunWorkArea, TrialWorkspace
 from lastexam.sandbox.base import (
     Mount,
     SandboxLimits,

@@ -30,11 +30,8 @@ from pathlib import Path
 
 from lastexam.layout import TrialPaths
 from lastexam.paths import home_subdir, package_dir
-from lastexam.run.collect import inputs_state, snapshot_output
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
-
-__all__ = ["RunWorkArea", "TrialWorkspace", "inputs_state", "snapshot_output"]
 
 HIDDEN_PARTS = ("task.toml", "grader.py", "reference", "inputs", "solution")
 GATEWAY_SOCKET = "gateway.sock"
