@@ -88,6 +88,24 @@ def test_exec_log_in_a_real_trial(tmp_path: Path) -> None:
     assert len(events) == used["execs"] >= 8
 
 
+@pytest.mark.usefixtures("base_env_ready")
+def test_the_agent_cannot_read_the_exec_log_channel(tmp_path: Path) -> None:
+    """Reading the FIFO from inside would take events before the host drains them: hide the
+    agent's programs, or the sandbox's first process (which the harness would read as its own
+    fault). The sandbox may only write to it."""
+    cmd = (
+        "timeout 2 cat /run/lastexam/exec/exec.fifo > /tmp/stolen 2>/tmp/err; echo READ rc=$?; "
+        "head -c 300 /tmp/err; for i in 1 2 3; do /bin/true; done"
+    )
+    trial = run_command_agent(cmd, tmp_path / "run")
+    folder = trial_dir(tmp_path / "run", trial)
+    log = (folder / "agent" / "agent.stdout.log").read_text()
+    assert "READ rc=1" in log and "Permission denied" in log, log[-500:]
+    used = json.loads((folder / "trial.json").read_text())["usage"]
+    assert trial["status"] == "completed" and used["traced"] and not used["tampered"], used
+    assert used["programs"]["true"] == 3
+
+
 def test_software_usage_metric() -> None:
     rows = [
         row("A", 1, True, 1.0, used_software=True, script_share=0.5),

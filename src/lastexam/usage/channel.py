@@ -103,15 +103,16 @@ class ExecLogChannel:
         self.fifo_dir.mkdir(mode=0o755, exist_ok=True)
         fifo = self.fifo_dir / FIFO_NAME
         os.mkfifo(fifo, 0o600)
-        if self.uid is not None:
-            os.chown(fifo, self.uid, self.uid)  # the sandbox's uid opens it for writing
-        else:
-            fifo.chmod(0o622)
         reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         # Held open by the host so that the reader never sees end-of-file while the sandbox
         # runs, however often its processes come and go.
         keeper = os.open(fifo, os.O_WRONLY | os.O_CLOEXEC)
         self._fds = [reader, keeper]
+        # Opened by the host, the FIFO becomes write-only for the sandbox's uid (its owner): a
+        # reader inside would take events before the drain (the read-only mount keeps the mode).
+        if self.uid is not None:
+            os.chown(fifo, self.uid, self.uid)
+        fifo.chmod(0o200)
         with contextlib.suppress(OSError):
             import fcntl
 
