@@ -42,6 +42,22 @@ def _by_task(result: dict) -> dict[str, dict]:
     return {t["task"]: t for t in result["trials"]}
 
 
+@pytest.mark.parametrize("written", [
+    "[]", '"ok"', '{"status": "ok", "rubric": []}',
+    '{"status": "ok", "rubric": {"checks": [{"name": "x", "weight": "heavy", "gate": false,'
+    ' "passed": true, "points": 1, "message": ""}]}}',
+])
+def test_a_result_that_is_not_a_rubric_is_a_grader_error(tmp_path: Path, written: str) -> None:
+    """Whatever lands in result.json (a grader may run tools on the agent's output there) is
+    the grader's failure, not the harness's."""
+    grader = ("import os\n\ndef grade(ctx):\n"
+              f"    open('/grade/result/result.json', 'w').write({written!r})\n    os._exit(0)\n")
+    task = _copy(tmp_path / "tasks" / "other", "grader-writes", grader)
+    [t] = _run_json(task, "--agent", "command", "--agent-arg", f"cmd={HONEST}",
+                    "--out", tmp_path / "run")["trials"]
+    assert t["status"] == "grader_error" and "malformed" in t["error"], t
+
+
 def test_graders_that_crash_hang_or_blow_memory(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks" / "other"
     # Each sleep a grader leaves behind is named by a unique duration.

@@ -113,20 +113,22 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
         return failed("grader result is too large")
     try:
         data = json.loads(result_file.read_text())
+        if not isinstance(data, dict):
+            raise TypeError(f"a JSON {type(data).__name__}, not an object")
         if data.get("status") != "ok":
             return failed(str(data.get("error", "grader failed")))
         checks = [Check(**c) for c in data["rubric"]["checks"]]
-    except (ValueError, KeyError, TypeError) as e:
+        return GradeRecord(
+            grader_version=task.grader_hash,
+            ok=True,
+            score=score_of(checks),  # recomputed here: the harness, not the sandbox, decides
+            full_pass=full_pass_of(checks),
+            checks=[CheckResult(**c.as_dict()) for c in checks],
+            created_at=now_iso(),
+            duration_s=duration,
+        )
+    except (ValueError, KeyError, TypeError) as e:  # pydantic's ValidationError is a ValueError
         return failed(f"grader result is malformed: {e}")
-    return GradeRecord(
-        grader_version=task.grader_hash,
-        ok=True,
-        score=score_of(checks),  # recomputed here: the harness, not the sandbox, decides
-        full_pass=full_pass_of(checks),
-        checks=[CheckResult(**c.as_dict()) for c in checks],
-        created_at=now_iso(),
-        duration_s=duration,
-    )
 
 
 def _tail(path: Path, n: int = 1500) -> str:
