@@ -17,7 +17,6 @@ from pathlib import Path
 from lastexam import __version__
 from lastexam.errors import LastexamError
 from lastexam.gateway.server import Gateway
-from lastexam.layout import RunPaths
 from lastexam.paths import package_dir
 from lastexam.run.faults import point
 from lastexam.run.leftovers import claim_run, remove_leftovers, sweep_dead_runs
@@ -137,11 +136,7 @@ def open_run(
 
 
 def _create_run(run_dir: Path, run_id: str, config: RunConfig) -> Store:
-    if RunPaths(run_dir).db.exists():
-        raise LastexamError(
-            "this run directory already holds a run: pass --resume to finish it, or another --out",
-            path=run_dir,
-        )
+    """A folder that already holds a run is refused by create_store (atomically)."""
     if run_dir.exists() and not run_dir.is_dir():
         raise LastexamError("this run directory is a file, not a folder", path=run_dir)
     try:
