@@ -413,3 +413,27 @@ def test_a_grown_exec_log_is_read_in_part(tmp_path: Path) -> None:
     log.write_text(json.dumps(late) + "\n")
     shown = pages._exec_log(TrialFolder(tmp_path, "t"))
     assert MARK in shown and "…" not in shown
+
+
+def test_a_grown_trajectory_is_shown_in_part(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """trajectory.json grows with the agent's steps (up to tens of thousands, long messages):
+    a trial page shows its first TRAJECTORY_STEPS steps, and links a file too large to parse."""
+    import json
+
+    from lastexam.layout import RunPaths
+    from lastexam.viewer import pages
+    from lastexam.viewer.paths import TrialFolder
+
+    path = RunPaths(tmp_path).trial("t").trajectory
+    path.parent.mkdir(parents=True)
+    steps = [{"step_id": i, "source": "agent", "message": f"{MARK}-{i}"}
+             for i in range(pages.TRAJECTORY_STEPS + 5)]
+    path.write_text(json.dumps({"steps": steps}))
+    shown = pages._trajectory(TrialFolder(tmp_path, "t"), "/base")
+    assert shown.count("class='step agent'") == pages.TRAJECTORY_STEPS
+    last = pages.TRAJECTORY_STEPS - 1
+    assert f"{MARK}-{last}<" in shown and f"{MARK}-{last + 1}<" not in shown
+    assert "and 5 more steps" in shown and "/base/file/trajectory.json" in shown
+    monkeypatch.setattr(pages, "TRAJECTORY_BYTES", path.stat().st_size - 1)
+    shown = pages._trajectory(TrialFolder(tmp_path, "t"), "/base")
+    assert MARK not in shown and "too large to show" in shown and "/base/file/trajectory.json" in shown

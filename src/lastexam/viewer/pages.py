@@ -16,6 +16,8 @@ from lastexam.viewer.paths import TrialFolder
 LOG_TAIL_BYTES = 20_000
 EXEC_LOG_ROWS = 500  # the first events of exec.jsonl shown, read from at most EXEC_LOG_BYTES
 EXEC_LOG_BYTES = 4 << 20
+TRAJECTORY_BYTES = 64 << 20  # a larger trajectory.json is linked, not parsed for the page
+TRAJECTORY_STEPS = 2000  # steps shown on the page; the file holds them all
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0;font-size:13px}
@@ -101,9 +103,13 @@ def _rubric(record: TrialRecord) -> str:
 
 
 def _trajectory(folder: TrialFolder, base: str) -> str:
-    data = folder.read(TRIAL.trajectory.as_posix())
+    rel = TRIAL.trajectory.as_posix()
+    data = folder.read(rel, TRAJECTORY_BYTES + 1)
     if data is None:
         return "<p>No trajectory (the calibration agents make no model calls).</p>"
+    if len(data) > TRAJECTORY_BYTES:
+        return (f"<p>trajectory.json is over {TRAJECTORY_BYTES >> 20} MB, too large to show here: "
+                f"<a href='{base}/file/{quote(rel)}'>download it</a>.</p>")
     try:
         traj = json.loads(data)
     except ValueError:
@@ -114,7 +120,8 @@ def _trajectory(folder: TrialFolder, base: str) -> str:
                  f" &middot; model {e(traj.get('agent', {}).get('model_name'))} &middot; steps {e(fm.get('total_steps'))}"
                  f" &middot; prompt tokens {e(fm.get('total_prompt_tokens'))} &middot; completion tokens"
                  f" {e(fm.get('total_completion_tokens'))} &middot; cost {e(fm.get('total_cost_usd'))}</p>")
-    for step in traj.get("steps", []):
+    steps = traj.get("steps") or []
+    for step in steps[:TRAJECTORY_STEPS]:
         src = step.get("source", "agent")
         body = f"<div class=small>step {e(step.get('step_id'))} &middot; {e(src)} {e(step.get('timestamp') or '')}</div>"
         if step.get("reasoning_content"):
@@ -133,6 +140,9 @@ def _trajectory(folder: TrialFolder, base: str) -> str:
         for shot in (step.get("extra") or {}).get("screenshots", []):
             body += f"<img alt=screenshot src='{base}/file/{quote(shot)}'>"
         parts.append(f"<div class='step {e(src)}'>{body}</div>")
+    if len(steps) > TRAJECTORY_STEPS:
+        parts.append(f"<p>… and {len(steps) - TRAJECTORY_STEPS:,} more steps, in "
+                     f"<a href='{base}/file/{quote(rel)}'>trajectory.json</a>.</p>")
     return "".join(parts)
 
 
