@@ -1,7 +1,7 @@
-"""The exec log's channel out of the sandbox: a FIFO the agent can write to but not remove,
-replace or truncate (it sits on a read-only mount), drained on the host into a file outside
-everything the sandbox can reach. The shim (execlog.c) and the Python hook write one line per
-event, each in one write() shorter than PIPE_BUF, so lines never interleave.
+"""The exec log's channel out of the sandbox: a FIFO the agent can write to but not read (its
+mode), remove, replace or truncate (it sits on a read-only mount), drained on the host into a
+file outside everything the sandbox can reach. The shim (execlog.c) and the Python hook write
+one line per event, each in one write() shorter than PIPE_BUF, so lines never interleave.
 
 Inside the sandbox:
     /run/lastexam/exec/exec.fifo      the channel (read-only mount of a host folder)
