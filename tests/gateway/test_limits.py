@@ -177,6 +177,34 @@ def test_the_gateway_logs_an_overlong_call_without_bodies(
     gateway.close_session(session.token)
 
 
+def test_past_the_log_cap_a_line_is_bounded_whatever_the_request_held(
+        gateway: Gateway, client: Client, provider, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the trial's log is full, calls are logged without bodies: what else a request
+    chose (the model it names, its unknown fields, a refused tool's name quoted in the error)
+    must not make each line as large as the body, or the log would grow without end."""
+    import lastexam.gateway.session as session_module
+
+    monkeypatch.setattr(session_module, "MAX_LOG_BYTES", 1000)
+    log = tmp_path / "l.jsonl"
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(), log)
+    body = {"model": "m" * 200_000, "max_tokens": 10,
+            "messages": [{"role": "user", "content": "hi"}],
+            **{f"field_{i:05}_{'f' * 100}": 1 for i in range(2000)}}
+    refused = {**body, "tools": [{"type": "t" * 200_000}]}
+    assert client.post("/v1/messages", refused, {"x-api-key": session.token})[0] == 400
+    assert client.post("/v1/messages", body, {"x-api-key": session.token})[0] == 200
+    gateway.close_session(session.token)
+    lines = log.read_text().splitlines()
+    assert len(lines) == 2 and len(provider.seen) == 1
+    records = [json.loads(line) for line in lines]
+    for line, record in zip(lines, records, strict=True):
+        assert len(line) < 10_000 and record["request"] is None
+        assert record["requested_model"].startswith("mmm")
+    assert "tool" in records[0]["error"]
+    assert records[1]["dropped"][-1] == "... and 1980 more"
+
+
 def test_a_sandbox_holds_at_most_two_bodies_at_the_cap(tmp_path: Path, provider) -> None:
     """Bodies under the cap still cost memory once parsed: a sandbox's requests in flight
     may hold two caps' worth of body; a further request waits before its body is read."""

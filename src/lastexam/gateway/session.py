@@ -24,6 +24,9 @@ from lastexam.gateway.upstream import Upstream
 # size per trial, or in a line longer than MAX_LOG_LINE, calls are logged without bodies.
 MAX_LOG_BYTES = 512 * 1024 * 1024
 ENDED_OPEN = "the trial ended with this call still open: charged its upper bound"
+# Of a call logged without bodies, what else the agent's request chose (the model it named, a
+# refusal quoting it, the fields dropped) is kept to this many characters, and dropped entries.
+MAX_FIELD, MAX_DROPPED = 1000, 20
 
 
 @dataclass
@@ -44,6 +47,20 @@ def charge_estimate(bound: Usage, seen: Usage | None) -> Usage:
     seen_out = seen.output_tokens if seen is not None else 0
     return Usage(input_tokens=bound.input_tokens,
                  output_tokens=max(seen_out, bound.output_tokens))
+
+
+def _without_bodies(call: CallRecord) -> CallRecord:
+    """The call as logged past the caps: a line of bounded size, whatever the request held."""
+    dropped = call.dropped
+    if dropped is not None:
+        more = [f"... and {len(dropped) - MAX_DROPPED} more"] if len(dropped) > MAX_DROPPED else []
+        dropped = [d[:MAX_FIELD // 10] for d in dropped[:MAX_DROPPED]] + more
+    return call.model_copy(update={
+        "request": None, "response": None, "dropped": dropped,
+        "path": call.path[:MAX_FIELD], "requested_model": call.requested_model[:MAX_FIELD],
+        "error": (call.error or "")[:MAX_FIELD] + " [bodies not logged: over "
+        f"{MAX_LOG_LINE} bytes, or the trial's log reached {MAX_LOG_BYTES}]",
+    })
 
 
 class Session:
@@ -168,11 +185,7 @@ class Session:
         if not self._log.closed:
             line = call.model_dump_json(exclude_none=False)
             if len(line) > MAX_LOG_LINE or self._log_bytes + len(line) > MAX_LOG_BYTES:
-                line = call.model_copy(update={
-                    "request": None, "response": None,
-                    "error": (call.error or "") + " [bodies not logged: over "
-                    f"{MAX_LOG_LINE} bytes, or the trial's log reached {MAX_LOG_BYTES}]",
-                }).model_dump_json(exclude_none=False)
+                line = _without_bodies(call).model_dump_json(exclude_none=False)
             self._log_bytes += len(line) + 1
             self._log.write(line + "\n")
             self._log.flush()
