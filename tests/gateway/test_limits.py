@@ -205,62 +205,46 @@ def test_past_the_log_cap_a_line_is_bounded_whatever_the_request_held(
     assert records[1]["dropped"][-1] == "... and 1980 more"
 
 
+def held_at_the_provider(gateway: Gateway, provider, content: str, n: int) -> int:
+    """Sends `n` requests of one sandbox at once while the provider holds every answer;
+    how many reached the provider (after room for one more to arrive, were it let through).
+    Then all are answered, and must all succeed."""
+    import time
+
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
+                                   gateway.socket_path.parent / "l.jsonl")
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": content}]}
+    provider.hold_after = 0  # every answer waits until released
+    statuses: list[int] = []
+
+    def call() -> None:
+        statuses.append(Client(gateway.socket_path).post(
+            "/v1/messages", body, {"x-api-key": session.token})[0])
+
+    threads = [threading.Thread(target=call) for _ in range(n)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: len(provider.seen) >= n - 1, f"{n - 1} requests at the provider")
+    time.sleep(1)
+    held = len(provider.seen)
+    provider.release.set()
+    for t in threads:
+        t.join(60)
+    assert statuses == [200] * n and len(provider.seen) == n
+    gateway.close_session(session.token)
+    return held
+
+
 def test_a_sandbox_holds_at_most_two_bodies_at_the_cap(tmp_path: Path, provider) -> None:
     """Bodies under the cap still cost memory once parsed: a sandbox's requests in flight
     may hold two caps' worth of body; a further request waits before its body is read."""
-    import time
-
     with Gateway(tmp_path / "gw" / "gateway.sock", max_body=1024 * 1024) as gateway:
-        session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
-                                       tmp_path / "l.jsonl")
-        body = {"model": "m", "max_tokens": 10,
-                "messages": [{"role": "user", "content": "x" * 700_000}]}
-        provider.hold_after = 0  # every answer waits until released
-        statuses: list[int] = []
-
-        def call() -> None:
-            statuses.append(Client(gateway.socket_path).post(
-                "/v1/messages", body, {"x-api-key": session.token})[0])
-
-        threads = [threading.Thread(target=call) for _ in range(3)]
-        for t in threads:
-            t.start()
-        wait_for(lambda: len(provider.seen) >= 2, "two requests at the provider")
-        time.sleep(1)  # room for a third to arrive, were it let through
-        assert len(provider.seen) == 2
-        provider.release.set()
-        for t in threads:
-            t.join(60)
-        assert statuses == [200, 200, 200] and len(provider.seen) == 3
-        gateway.close_session(session.token)
+        assert held_at_the_provider(gateway, provider, "x" * 700_000, 3) == 2
 
 
-def test_a_sandbox_has_at_most_eight_requests_in_flight(tmp_path: Path, provider) -> None:
+def test_a_sandbox_has_at_most_eight_requests_in_flight(gateway: Gateway, provider) -> None:
     """A ninth request of the same sandbox waits until one of the eight in flight is answered."""
-    import time
-
-    with Gateway(tmp_path / "gw" / "gateway.sock") as gateway:
-        session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
-                                       tmp_path / "l.jsonl")
-        body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
-        provider.hold_after = 0  # every answer waits until released
-        statuses: list[int] = []
-
-        def call() -> None:
-            statuses.append(Client(gateway.socket_path).post(
-                "/v1/messages", body, {"x-api-key": session.token})[0])
-
-        threads = [threading.Thread(target=call) for _ in range(9)]
-        for t in threads:
-            t.start()
-        wait_for(lambda: len(provider.seen) >= 8, "eight requests at the provider")
-        time.sleep(1)  # room for a ninth to arrive, were it let through
-        assert len(provider.seen) == 8
-        provider.release.set()
-        for t in threads:
-            t.join(60)
-        assert statuses == [200] * 9 and len(provider.seen) == 9
-        gateway.close_session(session.token)
+    assert held_at_the_provider(gateway, provider, "hi", 9) == 8
 
 
 def test_many_clients_connect_at_once(gateway: Gateway) -> None:
