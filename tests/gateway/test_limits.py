@@ -247,6 +247,24 @@ def test_a_sandbox_has_at_most_eight_requests_in_flight(gateway: Gateway, provid
     assert held_at_the_provider(gateway, provider, "hi", 9) == 8
 
 
+def test_a_sandbox_leaves_no_state_once_its_connections_close(gateway: Gateway, provider,
+                                                               tmp_path: Path) -> None:
+    """The caps are kept per sandbox for as long as it has a connection open: a run of many
+    trials must not keep one set per trial it ever served."""
+    server = gateway._server
+    assert server is not None
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
+                                   tmp_path / "l.jsonl")
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    client = Client(gateway.socket_path)
+    assert client.post("/v1/messages", body, {"x-api-key": session.token})[0] == 200
+    assert server._in_flight and server._body_bytes and server._connections
+    client.conn.close()
+    wait_for(lambda: not (server._in_flight or server._body_bytes or server._connections),
+             "the sandbox's state to go", limit_s=5)
+    gateway.close_session(session.token)
+
+
 def test_many_clients_connect_at_once(gateway: Gateway) -> None:
     """The run's trials share one gateway: a burst of connections is queued, not refused
     (with the default listen backlog of 5, 16 of these 40 failed with EAGAIN)."""

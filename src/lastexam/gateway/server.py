@@ -90,8 +90,10 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             with self._caps_lock:
                 peer = self._peer_of.pop(id(request), "")
                 self._connections[peer] = self._connections.get(peer, 1) - 1
-                if self._connections[peer] <= 0:
+                if self._connections[peer] <= 0:  # nothing of this sandbox is in flight
                     self._connections.pop(peer, None)
+                    self._in_flight.pop(peer, None)
+                    self._body_bytes.pop(peer, None)
 
     def in_flight(self, request: Any) -> threading.BoundedSemaphore:
         """The semaphore bounding the requests a sandbox has in flight (each holds its body)."""
