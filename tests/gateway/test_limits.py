@@ -101,6 +101,20 @@ def test_63_mb_chunked_body_is_counted_and_refused(gateway: Gateway, provider, t
     assert parse_spy == [] and provider.seen == []
 
 
+def test_endless_chunked_trailers_are_counted_and_refused(gateway: Gateway, provider,
+                                                          parse_spy: list[int]) -> None:
+    """Trailers after the last chunk count against the cap too: the gateway never reads
+    them without end."""
+    sock = connect(gateway)
+    sock.sendall((HEAD.format(token="x") + "transfer-encoding: chunked\r\n\r\n0\r\n").encode())
+    trailer = b"x-pad: " + b"y" * 1000 + b"\r\n"
+    sender = send_in_background(sock, [trailer * 1024] * 16)  # 16 MB, twice the cap
+    assert status_line(sock) == "HTTP/1.1 413 Request Entity Too Large"
+    sender.join(60)
+    sock.close()
+    assert parse_spy == [] and provider.seen == []
+
+
 @pytest.mark.parametrize("length", ["-1", "1e9", "0x10"])
 def test_lying_lengths_are_refused(gateway: Gateway, length: str) -> None:
     sock = connect(gateway)
