@@ -249,6 +249,33 @@ def held_at_the_provider(gateway: Gateway, provider, content: str, n: int) -> in
     return held
 
 
+@pytest.mark.parametrize("depth", [400, 5000])
+def test_a_deeply_nested_body_is_answered_and_logged(
+        gateway: Gateway, client: Client, provider, tmp_path: Path, depth: int) -> None:
+    """JSON nested deeper than the log's serializer writes (400) was charged but never logged
+    and never answered; deeper than the parser reads (5000), the connection was dropped."""
+    log = tmp_path / "l.jsonl"
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(), log)
+    nested: object = []
+    for _ in range(depth):
+        nested = [nested]
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+            "metadata": {"deep": nested}}
+    raw = json.dumps(body) if depth < 1000 else json.dumps({**body, "metadata": None}).replace(
+        "null", '{"deep": ' + "[" * depth + "]" * depth + "}")
+    conn = client.conn
+    conn.request("POST", "/v1/messages", raw.encode(),
+                 {"content-type": "application/json", "x-api-key": session.token})
+    status = conn.getresponse().status
+    summary = gateway.close_session(session.token)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    if depth < 1000:
+        assert status == 200 and summary.model_calls == 1 and len(provider.seen) == 1
+        assert len(records) == 1 and records[0]["request"] is None and records[0]["usage"]
+    else:
+        assert status == 400 and records == [] and provider.seen == []
+
+
 def test_a_sandbox_holds_at_most_two_bodies_at_the_cap(tmp_path: Path, provider) -> None:
     """Bodies under the cap still cost memory once parsed: a sandbox's requests in flight
     may hold two caps' worth of body; a further request waits before its body is read."""

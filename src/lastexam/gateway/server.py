@@ -311,7 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else {}
             if not isinstance(body, dict):
                 raise ValueError("the body is not a JSON object")
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # RecursionError: nested too deep
             self._error(wire, 400, f"lastexam gateway: invalid JSON body: {e}")
             return
         req = WireRequest(parts.path, query, body, len(raw))

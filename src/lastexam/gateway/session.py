@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from pydantic_core import PydanticSerializationError
+
 from lastexam.gateway.models import (
     MAX_LOG_LINE,
     Allowances,
@@ -49,7 +51,7 @@ def charge_estimate(bound: Usage, seen: Usage | None) -> Usage:
                  output_tokens=max(seen_out, bound.output_tokens))
 
 
-def _without_bodies(call: CallRecord) -> CallRecord:
+def _without_bodies(call: CallRecord, why: str) -> CallRecord:
     """The call as logged past the caps: a line of bounded size, whatever the request held."""
     dropped = call.dropped
     if dropped is not None:
@@ -58,8 +60,7 @@ def _without_bodies(call: CallRecord) -> CallRecord:
     return call.model_copy(update={
         "request": None, "response": None, "dropped": dropped,
         "path": call.path[:MAX_FIELD], "requested_model": call.requested_model[:MAX_FIELD],
-        "error": (call.error or "")[:MAX_FIELD] + " [bodies not logged: over "
-        f"{MAX_LOG_LINE} bytes, or the trial's log reached {MAX_LOG_BYTES}]",
+        "error": (call.error or "")[:MAX_FIELD] + f" [bodies not logged: {why}]",
     })
 
 
@@ -183,9 +184,13 @@ class Session:
                 s.cost_usd = None
             self._check_budget()
         if not self._log.closed:
-            line = call.model_dump_json(exclude_none=False)
+            try:
+                line = call.model_dump_json(exclude_none=False)
+            except PydanticSerializationError:  # a request nested deeper than it writes
+                line = _without_bodies(call, "nested too deep").model_dump_json()
             if len(line) > MAX_LOG_LINE or self._log_bytes + len(line) > MAX_LOG_BYTES:
-                line = _without_bodies(call).model_dump_json(exclude_none=False)
+                line = _without_bodies(call, f"over {MAX_LOG_LINE} bytes, or the trial's log "
+                                       f"reached {MAX_LOG_BYTES}").model_dump_json()
             self._log_bytes += len(line) + 1
             self._log.write(line + "\n")
             self._log.flush()
