@@ -133,6 +133,8 @@ def _filter_tools(wire: str, tools: list[Any], allow: Allowances,
                 kept.append(entry)
             continue
         kind = tool.get("type")
+        if kind is not None and not isinstance(kind, str):  # a list or object: no tool's type
+            kind = str(kind)
         if kind in CONTAINER_TOOLS and isinstance(tool.get("tools"), list):
             inner, n = _filter_tools(wire, tool["tools"], allow, removed)
             n_client += n
