@@ -32,6 +32,8 @@ class WirePolicy:
     client_tools: frozenset[Any]  # `type` values of tool entries the client runs itself
     headers: frozenset[str]  # client headers forwarded (their values filtered by BETAS)
     nested: frozenset[str] = field(default_factory=frozenset)  # fields holding a whole request
+    # True when a tool entry names its tools by its keys (Gemini), not by its `type`
+    kinds_are_keys: bool = False
 
 
 _ANTHROPIC_BODY = (
@@ -82,6 +84,7 @@ POLICIES: dict[str, WirePolicy] = {
         client_tools=frozenset({"functionDeclarations", "function_declarations"}),
         headers=frozenset(),
         nested=frozenset({"generateContentRequest", "generate_content_request"}),
+        kinds_are_keys=True,
     ),
 }
 
@@ -119,7 +122,7 @@ def _filter_tools(wire: str, tools: list[Any], allow: Allowances,
         if not isinstance(tool, dict):
             removed.append(f"{type(tool).__name__} entry")  # no wire declares tools so
             continue
-        if wire == "gemini":
+        if policy.kinds_are_keys:
             entry = {}
             for key, value in tool.items():
                 if key in policy.client_tools:
