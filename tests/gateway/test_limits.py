@@ -249,6 +249,29 @@ def held_at_the_provider(gateway: Gateway, provider, content: str, n: int) -> in
     return held
 
 
+def test_a_record_keeps_bounded_names_whatever_the_request_chose(
+        gateway: Gateway, client: Client, provider, tmp_path: Path) -> None:
+    """The model a request names and the fields the gateway drops are the agent's to choose:
+    the record (and the calls read back from the log for the trajectory) keeps a bounded part."""
+    from lastexam.trajectory import read_calls
+
+    log = tmp_path / "l.jsonl"
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(), log)
+    body = {"model": "m" * 200_000, "max_tokens": 10,
+            "messages": [{"role": "user", "content": "hi"}],
+            **{f"field_{i:05}_{'f' * 1000}": 1 for i in range(2000)}}
+    assert client.post("/v1/messages", body, {"x-api-key": session.token})[0] == 200
+    refused = {**body, "tools": [{"type": "t" * 200_000}]}
+    status, out, _ = client.post("/v1/messages", refused, {"x-api-key": session.token})
+    assert status == 400 and len(json.dumps(out)) < 2000
+    gateway.close_session(session.token)
+    calls = read_calls(log)
+    assert len(calls) == 2 and all(c.requested_model == "m" * 200 for c in calls)
+    dropped = calls[0].dropped or []
+    assert len(dropped) == 21 and dropped[-1] == "... and 1980 more"
+    assert dropped[0].startswith("body:field_00000_") and len(dropped[0]) == 200
+
+
 @pytest.mark.parametrize("depth", [400, 5000])
 def test_a_deeply_nested_body_is_answered_and_logged(
         gateway: Gateway, client: Client, provider, tmp_path: Path, depth: int) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lastexam.gateway.models import Allowances
+from lastexam.gateway.models import MAX_DROPPED, MAX_NAME, Allowances
 from lastexam.gateway.wire import Wire, WireRequest
 
 
@@ -177,7 +177,7 @@ def _filter_body(wire: str, body: dict[str, Any], allow: Allowances,
         out["tools"], n_client = _filter_tools(wire, tools, allow, removed)
         if removed and not n_client:
             # A request for the provider-side tool alone (a client's search sub-request).
-            raise Refused(f"the tool {removed[0]!r} is not one the client runs: tools the "
+            raise Refused(f"the tool {removed[0][:MAX_NAME]!r} is not one the client runs: tools the "
                           "provider runs (search, fetch, code execution, MCP) are not allowed "
                           f"in this trial (they need the {_need(removed[0])!r} allowance)")
         dropped.extend(f"tool:{where}{kind}" for kind in removed)
@@ -248,4 +248,6 @@ def forward_policy(
         raise Refused(f"{remote}: content the provider fetches or holds is not allowed in this "
                       "trial (it needs the 'remote_content' allowance)")
     kept = _filter_headers(wire.name, headers, allow, dropped)
-    return WireRequest(req.path, req.query, body, req.size), kept, dropped
+    more = [f"... and {len(dropped) - MAX_DROPPED} more"] if len(dropped) > MAX_DROPPED else []
+    listed = [d[:MAX_NAME] for d in dropped[:MAX_DROPPED]] + more
+    return WireRequest(req.path, req.query, body, req.size), kept, listed

@@ -33,7 +33,7 @@ from lastexam.gateway.limits import (
     max_body_from_env,
     read_body,
 )
-from lastexam.gateway.models import Allowances, Budget, CallRecord, SessionSummary
+from lastexam.gateway.models import MAX_NAME, Allowances, Budget, CallRecord, SessionSummary
 from lastexam.gateway.policy import Refused, forward_policy
 from lastexam.gateway.prices import PriceTable, price_table
 from lastexam.gateway.providers import PROVIDERS, ModelSpec, parse_model
@@ -327,7 +327,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self, session: Session, wire: Wire, req: WireRequest, received: float) -> None:
         record = CallRecord(
             seq=session.next_seq(), started_at=now_iso(), wire=wire.name, path=req.path,
-            stream=wire.is_stream(req), requested_model=wire.requested_model(req),
+            stream=wire.is_stream(req), requested_model=wire.requested_model(req)[:MAX_NAME],
             model=session.spec.text, status=0, latency_ms=0.0,
             counted=wire.is_model_call(req), request=req.body,
         )

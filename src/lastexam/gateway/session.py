@@ -26,9 +26,9 @@ from lastexam.gateway.upstream import Upstream
 # size per trial, or in a line longer than MAX_LOG_LINE, calls are logged without bodies.
 MAX_LOG_BYTES = 512 * 1024 * 1024
 ENDED_OPEN = "the trial ended with this call still open: charged its upper bound"
-# Of a call logged without bodies, what else the agent's request chose (the model it named, a
-# refusal quoting it, the fields dropped) is kept to this many characters, and dropped entries.
-MAX_FIELD, MAX_DROPPED = 1000, 20
+# Of a call logged without bodies, its path and error (which may quote the request) are kept
+# to this many characters.
+MAX_FIELD = 1000
 
 
 @dataclass
@@ -52,14 +52,10 @@ def charge_estimate(bound: Usage, seen: Usage | None) -> Usage:
 
 
 def _without_bodies(call: CallRecord, why: str) -> CallRecord:
-    """The call as logged past the caps: a line of bounded size, whatever the request held."""
-    dropped = call.dropped
-    if dropped is not None:
-        more = [f"... and {len(dropped) - MAX_DROPPED} more"] if len(dropped) > MAX_DROPPED else []
-        dropped = [d[:MAX_FIELD // 10] for d in dropped[:MAX_DROPPED]] + more
+    """The call as logged past the caps: a line of bounded size, whatever the request held
+    (the names it chose are bounded when the record is made: models.MAX_NAME)."""
     return call.model_copy(update={
-        "request": None, "response": None, "dropped": dropped,
-        "path": call.path[:MAX_FIELD], "requested_model": call.requested_model[:MAX_FIELD],
+        "request": None, "response": None, "path": call.path[:MAX_FIELD],
         "error": (call.error or "")[:MAX_FIELD] + f" [bodies not logged: {why}]",
     })
 
