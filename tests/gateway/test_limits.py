@@ -249,6 +249,27 @@ def held_at_the_provider(gateway: Gateway, provider, content: str, n: int) -> in
     return held
 
 
+def test_the_log_ends_at_its_total_cap(gateway: Gateway, client: Client, provider,
+                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused requests cost nothing and are answered by the thousand a second: past its
+    total cap the log takes no more lines (the last says so), and the summary counts on."""
+    import lastexam.gateway.session as session_module
+
+    monkeypatch.setattr(session_module, "MAX_LOG_BYTES", 2000)
+    monkeypatch.setattr(session_module, "MAX_LOG_TOTAL", 10_000)
+    log = tmp_path / "l.jsonl"
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(), log)
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "web_search_20250305", "name": "web_search"}]}
+    for _ in range(100):
+        assert client.post("/v1/messages", body, {"x-api-key": session.token})[0] == 400
+    summary = gateway.close_session(session.token)
+    assert summary.refused_calls == 100 and provider.seen == []
+    lines = log.read_text().splitlines()
+    assert 1 < len(lines) < 100 and log.stat().st_size < 10_000 + 2000
+    assert "is its last line" in json.loads(lines[-1])["error"]
+
+
 def test_a_record_keeps_bounded_names_whatever_the_request_chose(
         gateway: Gateway, client: Client, provider, tmp_path: Path) -> None:
     """The model a request names and the fields the gateway drops are the agent's to choose:

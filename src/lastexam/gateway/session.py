@@ -25,6 +25,9 @@ from lastexam.gateway.upstream import Upstream
 # The log holds each request's body (the agent's to choose) on the host's disk: past this
 # size per trial, or in a line longer than MAX_LOG_LINE, calls are logged without bodies.
 MAX_LOG_BYTES = 512 * 1024 * 1024
+# Lines without bodies are small but come as fast as the agent sends requests (thousands a
+# second of refused ones): past this size the log ends, and only the summary counts calls.
+MAX_LOG_TOTAL = MAX_LOG_BYTES + 64 * 1024 * 1024
 ENDED_OPEN = "the trial ended with this call still open: charged its upper bound"
 # Of a call logged without bodies, its path and error (which may quote the request) are kept
 # to this many characters.
@@ -86,6 +89,7 @@ class Session:
         self._log: IO[str] = open(log_path, "a", encoding="utf-8")  # noqa: SIM115
         self._seq = 0
         self._log_bytes = 0
+        self._log_full = False  # MAX_LOG_TOTAL reached: no more lines
         self.summary = SessionSummary(
             model=spec.text, price_table=prices.version, budget=budget
         )
@@ -179,7 +183,7 @@ class Session:
             if not self._cost_known:
                 s.cost_usd = None
             self._check_budget()
-        if not self._log.closed:
+        if not self._log.closed and not self._log_full:
             try:
                 line = call.model_dump_json(exclude_none=False)
             except PydanticSerializationError:  # a request nested deeper than it writes
@@ -187,6 +191,11 @@ class Session:
             if len(line) > MAX_LOG_LINE or self._log_bytes + len(line) > MAX_LOG_BYTES:
                 line = _without_bodies(call, f"over {MAX_LOG_LINE} bytes, or the trial's log "
                                        f"reached {MAX_LOG_BYTES}").model_dump_json()
+            if self._log_bytes + len(line) > MAX_LOG_TOTAL:
+                self._log_full = True
+                line = _without_bodies(call, f"the trial's log reached {MAX_LOG_TOTAL} bytes; this "
+                                       "is its last line: the gateway summary counts every call"
+                                       ).model_dump_json()
             self._log_bytes += len(line) + 1
             self._log.write(line + "\n")
             self._log.flush()
