@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 MAX_LINE = 32 * 1024 * 1024  # longer lines are skipped by iter_lines
+_PIECE = 1024 * 1024  # what iter_lines reads at a time
 
 
 def open_regular(path: Path | str | bytes) -> int | None:
@@ -39,22 +40,30 @@ def read_capped(path: Path, limit: int) -> bytes | None:
         return f.read(limit)
 
 
-def iter_lines(path: Path, max_line: int = MAX_LINE) -> Iterator[str]:
-    """The lines of a regular file, decoded with replacement; lines longer than `max_line`
-    bytes are skipped without being held in memory."""
+def iter_lines(path: Path, max_line: int = MAX_LINE, max_total: int | None = None) -> Iterator[str]:
+    """The lines of a regular file, decoded with replacement, read a piece at a time: lines
+    longer than `max_line` bytes are skipped without being held, and no line is begun once
+    `max_total` bytes (skipped ones included) have been read."""
     fd = open_regular(path)
     if fd is None:
         return
     with os.fdopen(fd, "rb") as f:
-        while True:
-            line = f.readline(max_line + 1)
-            if not line:
+        while max_total is None or f.tell() < max_total:
+            parts: list[bytes] = []
+            size, fits = 0, True
+            while piece := f.readline(_PIECE):
+                size += len(piece)
+                fits = size - piece.endswith(b"\n") <= max_line
+                if fits:
+                    parts.append(piece)
+                else:
+                    parts.clear()
+                if piece.endswith(b"\n"):
+                    break
+            if not size:
                 return
-            if len(line) > max_line and not line.endswith(b"\n"):
-                while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
-                    pass
-                continue
-            yield line.decode("utf-8", errors="replace")
+            if fits:
+                yield b"".join(parts).decode("utf-8", errors="replace")
 
 
 def tail(path: Path, n: int) -> str:

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
+import lastexam.trajectory.native as native
 from lastexam.trajectory.native import MAX_ITEMS
 
 from .conftest import make_task
 from .test_gateway_attacks import _agent_run, _script
-
-pytestmark = pytest.mark.usefixtures("base_env_ready")
 
 FLOOD = '''
 import ctypes, os
@@ -43,6 +42,7 @@ print("flooded")
 '''
 
 
+@pytest.mark.usefixtures("base_env_ready")
 def test_a_flooded_native_log_is_cut_to_a_bounded_trajectory(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks" / "other"
     tasks.mkdir(parents=True)
@@ -58,3 +58,23 @@ def test_a_flooded_native_log_is_cut_to_a_bounded_trajectory(tmp_path: Path) -> 
     steps = json.loads((folder / "trajectory.json").read_text())["steps"]
     assert len(steps) <= MAX_ITEMS + 2 < 300_000, len(steps)  # one step per event before
     assert "cut" in steps[-1]["message"] and steps[-1]["source"] == "system"
+
+
+def test_reading_stops_once_the_log_is_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the cap nothing more is kept, so nothing more is read: texts that join one open
+    step were read and parsed to the end of the log (up to its byte cap) after the cut."""
+    monkeypatch.setattr(native, "MAX_ITEMS", 50)
+    log = tmp_path / "agent.stdout.log"
+    log.write_text('{"type": "message", "role": "assistant", "content": "x"}\n' * 1000)
+    read: list[str] = []
+    iter_lines = native.iter_lines
+
+    def counted(path: Path):
+        for line in iter_lines(path):
+            read.append(line)
+            yield line
+
+    monkeypatch.setattr(native, "iter_lines", counted)
+    steps = native.gemini_cli_steps(log)
+    assert steps is not None and steps[-1].source == "system" and "cut" in (steps[-1].message or "")
+    assert len(read) <= 52, len(read)

@@ -25,13 +25,15 @@ USAGE = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=3000, cach
 
 
 class FakeProvider(BaseHTTPRequestHandler):
-    """Answers in the wire of the path, streamed when asked; each request is logged in
-    `seen`. An answer can stop after `hold_after` events (0: before its status) until
-    `release` is set, or hang up after `drop_after` events."""
+    """Answers in the wire of the path, streamed when asked, or with `answer` as it is (a
+    JSON body a real provider would send) when set; each request is logged in `seen`. An
+    answer can stop after `hold_after` events (0: before its status) until `release` is set,
+    or hang up after `drop_after` events."""
 
     protocol_version = "HTTP/1.1"
     seen: ClassVar[list[dict]] = []
     fail_with: ClassVar[int | None] = None
+    answer: ClassVar[dict | None] = None
     hold_after: ClassVar[int | None] = None
     drop_after: ClassVar[int | None] = None
     gap_s: ClassVar[float] = 0.0  # a pause before each event after the first
@@ -46,9 +48,11 @@ class FakeProvider(BaseHTTPRequestHandler):
         FakeProvider.seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
         if FakeProvider.hold_after == 0:
             FakeProvider.release.wait(60)
-        if FakeProvider.fail_with:
-            out = b'{"error": {"type": "overloaded_error", "message": "busy"}}'
-            self.send_response(FakeProvider.fail_with)
+        if FakeProvider.fail_with or FakeProvider.answer is not None:
+            out = (json.dumps(FakeProvider.answer).encode() if FakeProvider.answer is not None
+                   else b'{"error": {"type": "overloaded_error", "message": "busy"}}')
+            self.send_response(FakeProvider.fail_with or 200)
+            self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(out)))
             self.end_headers()
             self.wfile.write(out)
@@ -97,7 +101,7 @@ def provider(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("LASTEXAM_GEMINI_BASE_URL", base)
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
-    FakeProvider.seen, FakeProvider.finished = [], []
+    FakeProvider.seen, FakeProvider.finished, FakeProvider.answer = [], [], None
     FakeProvider.fail_with = FakeProvider.hold_after = FakeProvider.drop_after = None
     FakeProvider.gap_s = 0.0
     FakeProvider.release = threading.Event()

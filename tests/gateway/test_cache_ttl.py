@@ -3,13 +3,10 @@ prompt cached for an hour (`cache_control: {"type": "ephemeral", "ttl": "1h"}`, 
 needed) is billed by Anthropic at twice the input price, against 1.25 times for the default
 five minutes. The gateway priced every cache write as a five-minute one: an agent asking for
 the longer cache was charged, and held to its cost budget, about 40% under what the provider
-bills for those tokens. The provider below answers as Anthropic does, with the split."""
+bills for those tokens. The fake provider answers with Anthropic's body, split included."""
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -25,41 +22,13 @@ USAGE = {"input_tokens": 1000, "output_tokens": 200, "cache_read_input_tokens": 
          "cache_creation_input_tokens": 50_000,
          "cache_creation": {"ephemeral_5m_input_tokens": 10_000,
                             "ephemeral_1h_input_tokens": 40_000}}
-
-
-class Anthropic(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["content-length"]))
-        body = json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
-                           "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
-                           "usage": USAGE}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-@pytest.fixture
-def anthropic(monkeypatch: pytest.MonkeyPatch):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Anthropic)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                     daemon=True).start()
-    monkeypatch.setenv("LASTEXAM_ANTHROPIC_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fake")
-    yield
-    server.shutdown()
-    server.server_close()
+ANSWER = {"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
+          "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "usage": USAGE}
 
 
 def test_an_hour_long_cache_write_is_charged_at_its_price(
-        gateway: Gateway, client: Client, anthropic, tmp_path: Path) -> None:
+        gateway: Gateway, client: Client, provider, tmp_path: Path) -> None:
+    provider.answer = ANSWER
     session = gateway.open_session("t", f"anthropic:{MODEL}", Budget(), tmp_path / "l.jsonl")
     system = [{"type": "text", "text": "x" * 5000, "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
     body = {"model": "m", "max_tokens": 100, "system": system,

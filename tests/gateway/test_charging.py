@@ -178,6 +178,21 @@ def test_the_largest_output_limit_is_reserved(gateway: Gateway, client: Client, 
     gateway.close_session(session.token)
 
 
+def test_each_answer_asked_for_is_reserved(gateway: Gateway, client: Client, provider,
+                                           tmp_path: Path) -> None:
+    """Gemini bills every candidate it is asked for (candidateCount, up to 8): a request for
+    eight answers of 5,000 tokens could use 40,000, not 5,000."""
+    session = gateway.open_session("t", "google:gemini-2.5-flash", Budget(max_tokens=20_000),
+                                   tmp_path / "l.jsonl")
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+            "generationConfig": {"maxOutputTokens": 5000, "candidateCount": 8}}
+    status, out, _ = client.post("/v1beta/models/gemini-x:generateContent", body,
+                                 {"x-goog-api-key": session.token})
+    assert status == 400 and "40000 of output at its limit" in out["error"]["message"]
+    assert provider.seen == []
+    gateway.close_session(session.token)
+
+
 def test_a_call_that_fits_goes(gateway: Gateway, client: Client, provider,
                                tmp_path: Path) -> None:
     session = gateway.open_session("t", MODEL, Budget(max_tokens=5000), tmp_path / "l.jsonl")

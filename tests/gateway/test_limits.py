@@ -101,6 +101,20 @@ def test_63_mb_chunked_body_is_counted_and_refused(gateway: Gateway, provider, t
     assert parse_spy == [] and provider.seen == []
 
 
+def test_endless_chunked_trailers_are_counted_and_refused(gateway: Gateway, provider,
+                                                          parse_spy: list[int]) -> None:
+    """Trailers after the last chunk count against the cap too: the gateway never reads
+    them without end."""
+    sock = connect(gateway)
+    sock.sendall((HEAD.format(token="x") + "transfer-encoding: chunked\r\n\r\n0\r\n").encode())
+    trailer = b"x-pad: " + b"y" * 1000 + b"\r\n"
+    sender = send_in_background(sock, [trailer * 1024] * 16)  # 16 MB, twice the cap
+    assert status_line(sock) == "HTTP/1.1 413 Request Entity Too Large"
+    sender.join(60)
+    sock.close()
+    assert parse_spy == [] and provider.seen == []
+
+
 @pytest.mark.parametrize("length", ["-1", "1e9", "0x10"])
 def test_lying_lengths_are_refused(gateway: Gateway, length: str) -> None:
     sock = connect(gateway)
@@ -177,62 +191,163 @@ def test_the_gateway_logs_an_overlong_call_without_bodies(
     gateway.close_session(session.token)
 
 
+def test_past_the_log_cap_a_line_is_bounded_whatever_the_request_held(
+        gateway: Gateway, client: Client, provider, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the trial's log is full, calls are logged without bodies: what else a request
+    chose (the model it names, its unknown fields, a refused tool's name quoted in the error)
+    must not make each line as large as the body, or the log would grow without end."""
+    import lastexam.gateway.session as session_module
+
+    monkeypatch.setattr(session_module, "MAX_LOG_BYTES", 1000)
+    log = tmp_path / "l.jsonl"
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(), log)
+    body = {"model": "m" * 200_000, "max_tokens": 10,
+            "messages": [{"role": "user", "content": "hi"}],
+            **{f"field_{i:05}_{'f' * 100}": 1 for i in range(2000)}}
+    refused = {**body, "tools": [{"type": "t" * 200_000}]}
+    assert client.post("/v1/messages", refused, {"x-api-key": session.token})[0] == 400
+    assert client.post("/v1/messages", body, {"x-api-key": session.token})[0] == 200
+    gateway.close_session(session.token)
+    lines = log.read_text().splitlines()
+    assert len(lines) == 2 and len(provider.seen) == 1
+    records = [json.loads(line) for line in lines]
+    for line, record in zip(lines, records, strict=True):
+        assert len(line) < 10_000 and record["request"] is None
+        assert record["requested_model"].startswith("mmm")
+    assert "tool" in records[0]["error"]
+    assert records[1]["dropped"][-1] == "... and 1980 more"
+
+
+def held_at_the_provider(gateway: Gateway, provider, content: str, n: int) -> int:
+    """Sends `n` requests of one sandbox at once while the provider holds every answer;
+    how many reached the provider (after room for one more to arrive, were it let through).
+    Then all are answered, and must all succeed."""
+    import time
+
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
+                                   gateway.socket_path.parent / "l.jsonl")
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": content}]}
+    provider.hold_after = 0  # every answer waits until released
+    statuses: list[int] = []
+
+    def call() -> None:
+        statuses.append(Client(gateway.socket_path).post(
+            "/v1/messages", body, {"x-api-key": session.token})[0])
+
+    threads = [threading.Thread(target=call) for _ in range(n)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: len(provider.seen) >= n - 1, f"{n - 1} requests at the provider")
+    time.sleep(1)
+    held = len(provider.seen)
+    provider.release.set()
+    for t in threads:
+        t.join(60)
+    assert statuses == [200] * n and len(provider.seen) == n
+    gateway.close_session(session.token)
+    return held
+
+
+def test_the_log_ends_at_its_total_cap(gateway: Gateway, client: Client, provider,
+                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused requests cost nothing and are answered by the thousand a second: past its
+    total cap the log takes no more lines (the last says so), and the summary counts on."""
+    import lastexam.gateway.session as session_module
+
+    monkeypatch.setattr(session_module, "MAX_LOG_BYTES", 2000)
+    monkeypatch.setattr(session_module, "MAX_LOG_TOTAL", 10_000)
+    log = tmp_path / "l.jsonl"
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(), log)
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "web_search_20250305", "name": "web_search"}]}
+    for _ in range(100):
+        assert client.post("/v1/messages", body, {"x-api-key": session.token})[0] == 400
+    summary = gateway.close_session(session.token)
+    assert summary.refused_calls == 100 and provider.seen == []
+    lines = log.read_text().splitlines()
+    assert 1 < len(lines) < 100 and log.stat().st_size < 10_000 + 2000
+    assert "is its last line" in json.loads(lines[-1])["error"]
+
+
+def test_a_record_keeps_bounded_names_whatever_the_request_chose(
+        gateway: Gateway, client: Client, provider, tmp_path: Path) -> None:
+    """The model a request names and the fields the gateway drops are the agent's to choose:
+    the record (and the calls read back from the log for the trajectory) keeps a bounded part."""
+    from lastexam.trajectory import read_calls
+
+    log = tmp_path / "l.jsonl"
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(), log)
+    body = {"model": "m" * 200_000, "max_tokens": 10,
+            "messages": [{"role": "user", "content": "hi"}],
+            **{f"field_{i:05}_{'f' * 1000}": 1 for i in range(2000)}}
+    assert client.post("/v1/messages", body, {"x-api-key": session.token})[0] == 200
+    refused = {**body, "tools": [{"type": "t" * 200_000}]}
+    status, out, _ = client.post("/v1/messages", refused, {"x-api-key": session.token})
+    assert status == 400 and len(json.dumps(out)) < 2000
+    gateway.close_session(session.token)
+    calls = read_calls(log)
+    assert len(calls) == 2 and all(c.requested_model == "m" * 200 for c in calls)
+    dropped = calls[0].dropped or []
+    assert len(dropped) == 21 and dropped[-1] == "... and 1980 more"
+    assert dropped[0].startswith("body:field_00000_") and len(dropped[0]) == 200
+
+
+@pytest.mark.parametrize("depth", [400, 5000])
+def test_a_deeply_nested_body_is_answered_and_logged(
+        gateway: Gateway, client: Client, provider, tmp_path: Path, depth: int) -> None:
+    """JSON nested deeper than the log's serializer writes (400) was charged but never logged
+    and never answered; deeper than the parser reads (5000), the connection was dropped."""
+    log = tmp_path / "l.jsonl"
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(), log)
+    nested: object = []
+    for _ in range(depth):
+        nested = [nested]
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+            "metadata": {"deep": nested}}
+    raw = json.dumps(body) if depth < 1000 else json.dumps({**body, "metadata": None}).replace(
+        "null", '{"deep": ' + "[" * depth + "]" * depth + "}")
+    conn = client.conn
+    conn.request("POST", "/v1/messages", raw.encode(),
+                 {"content-type": "application/json", "x-api-key": session.token})
+    status = conn.getresponse().status
+    summary = gateway.close_session(session.token)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    if depth < 1000:
+        assert status == 200 and summary.model_calls == 1 and len(provider.seen) == 1
+        assert len(records) == 1 and records[0]["request"] is None and records[0]["usage"]
+    else:
+        assert status == 400 and records == [] and provider.seen == []
+
+
 def test_a_sandbox_holds_at_most_two_bodies_at_the_cap(tmp_path: Path, provider) -> None:
     """Bodies under the cap still cost memory once parsed: a sandbox's requests in flight
     may hold two caps' worth of body; a further request waits before its body is read."""
-    import time
-
     with Gateway(tmp_path / "gw" / "gateway.sock", max_body=1024 * 1024) as gateway:
-        session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
-                                       tmp_path / "l.jsonl")
-        body = {"model": "m", "max_tokens": 10,
-                "messages": [{"role": "user", "content": "x" * 700_000}]}
-        provider.hold_after = 0  # every answer waits until released
-        statuses: list[int] = []
-
-        def call() -> None:
-            statuses.append(Client(gateway.socket_path).post(
-                "/v1/messages", body, {"x-api-key": session.token})[0])
-
-        threads = [threading.Thread(target=call) for _ in range(3)]
-        for t in threads:
-            t.start()
-        wait_for(lambda: len(provider.seen) >= 2, "two requests at the provider")
-        time.sleep(1)  # room for a third to arrive, were it let through
-        assert len(provider.seen) == 2
-        provider.release.set()
-        for t in threads:
-            t.join(60)
-        assert statuses == [200, 200, 200] and len(provider.seen) == 3
-        gateway.close_session(session.token)
+        assert held_at_the_provider(gateway, provider, "x" * 700_000, 3) == 2
 
 
-def test_a_sandbox_has_at_most_eight_requests_in_flight(tmp_path: Path, provider) -> None:
+def test_a_sandbox_has_at_most_eight_requests_in_flight(gateway: Gateway, provider) -> None:
     """A ninth request of the same sandbox waits until one of the eight in flight is answered."""
-    import time
+    assert held_at_the_provider(gateway, provider, "hi", 9) == 8
 
-    with Gateway(tmp_path / "gw" / "gateway.sock") as gateway:
-        session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
-                                       tmp_path / "l.jsonl")
-        body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
-        provider.hold_after = 0  # every answer waits until released
-        statuses: list[int] = []
 
-        def call() -> None:
-            statuses.append(Client(gateway.socket_path).post(
-                "/v1/messages", body, {"x-api-key": session.token})[0])
-
-        threads = [threading.Thread(target=call) for _ in range(9)]
-        for t in threads:
-            t.start()
-        wait_for(lambda: len(provider.seen) >= 8, "eight requests at the provider")
-        time.sleep(1)  # room for a ninth to arrive, were it let through
-        assert len(provider.seen) == 8
-        provider.release.set()
-        for t in threads:
-            t.join(60)
-        assert statuses == [200] * 9 and len(provider.seen) == 9
-        gateway.close_session(session.token)
+def test_a_sandbox_leaves_no_state_once_its_connections_close(gateway: Gateway, provider,
+                                                               tmp_path: Path) -> None:
+    """The caps are kept per sandbox for as long as it has a connection open: a run of many
+    trials must not keep one set per trial it ever served."""
+    server = gateway._server
+    assert server is not None
+    session = gateway.open_session("t", "anthropic:claude-sonnet-4-5", Budget(),
+                                   tmp_path / "l.jsonl")
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    client = Client(gateway.socket_path)
+    assert client.post("/v1/messages", body, {"x-api-key": session.token})[0] == 200
+    assert server._in_flight and server._body_bytes and server._connections
+    client.conn.close()
+    wait_for(lambda: not (server._in_flight or server._body_bytes or server._connections),
+             "the sandbox's state to go", limit_s=5)
+    gateway.close_session(session.token)
 
 
 def test_many_clients_connect_at_once(gateway: Gateway) -> None:

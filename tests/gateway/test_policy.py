@@ -61,6 +61,8 @@ FORBIDDEN = {
     "responses-computer-use": ("/v1/responses", {"tools": [
         {"type": "computer_use_preview"}]}, "computer_use_preview"),
     "responses-string-tool": ("/v1/responses", {"tools": ["web_search"]}, "str entry"),
+    "responses-list-type": ("/v1/responses", {"tools": [{"type": ["web_search"]}]},
+                            "web_search"),
     "responses-service-tier": ("/v1/responses", {"service_tier": "priority"}, "service_tier"),
     "gemini-google-search": (GEMINI, {"tools": [{"googleSearch": {}}]}, "googleSearch"),
     "gemini-snake-case": (GEMINI, {"tools": [{"google_search": {}}]}, "google_search"),

@@ -35,16 +35,22 @@ def max_body_from_env() -> int:
     return int(mb * 1024 * 1024)
 
 
+def _chunked(headers: Any) -> bool:
+    return "chunked" in (headers.get("transfer-encoding") or "").lower()
+
+
 def read_body(rfile: IO[bytes], headers: Any, cap: int) -> bytes:
     """The body, by Content-Length or chunked transfer: TooLarge past `cap` bytes, before
     any more is read; ValueError for framing that cannot be read."""
-    if "chunked" in (headers.get("transfer-encoding") or "").lower():
+    if _chunked(headers):
         parts, total = [], 0
         while True:
             size = int(rfile.readline(1024).split(b";")[0].strip() or b"0", 16)
             if size == 0:
-                while rfile.readline(1024).strip():
-                    pass  # trailers
+                while (trailer := rfile.readline(1024)).strip():
+                    total += len(trailer)
+                    if total > cap:
+                        raise TooLarge(total)
                 return b"".join(parts)
             total += size
             if total > cap or size < 0:
@@ -70,7 +76,7 @@ def drain(connection: socket.socket, rfile: Any) -> None:
 def expected_size(headers: Any, cap: int) -> int:
     """The body bytes a request will hold: its length, or the cap for a chunked body (0 for
     one that will be refused)."""
-    if "chunked" in (headers.get("transfer-encoding") or "").lower():
+    if _chunked(headers):
         return cap
     try:
         length = int(headers.get("content-length") or 0)

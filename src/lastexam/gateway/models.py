@@ -15,6 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 # The longest line of a gateway log: the gateway writes longer calls without their bodies,
 # and readers skip longer lines without holding them.
 MAX_LOG_LINE = 16 * 1024 * 1024
+# The characters kept of a name a request chose (the model it asks for, a field or tool the
+# gateway dropped), and how many dropped names a call lists: a record stays small whatever
+# the request held.
+MAX_NAME, MAX_DROPPED = 200, 20
 
 
 class Usage(BaseModel):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lastexam.gateway.models import Allowances
+from lastexam.gateway.models import MAX_DROPPED, MAX_NAME, Allowances
 from lastexam.gateway.wire import Wire, WireRequest
 
 
@@ -32,6 +32,8 @@ class WirePolicy:
     client_tools: frozenset[Any]  # `type` values of tool entries the client runs itself
     headers: frozenset[str]  # client headers forwarded (their values filtered by BETAS)
     nested: frozenset[str] = field(default_factory=frozenset)  # fields holding a whole request
+    # True when a tool entry names its tools by its keys (Gemini), not by its `type`
+    kinds_are_keys: bool = False
 
 
 _ANTHROPIC_BODY = (
@@ -82,6 +84,7 @@ POLICIES: dict[str, WirePolicy] = {
         client_tools=frozenset({"functionDeclarations", "function_declarations"}),
         headers=frozenset(),
         nested=frozenset({"generateContentRequest", "generate_content_request"}),
+        kinds_are_keys=True,
     ),
 }
 
@@ -119,7 +122,7 @@ def _filter_tools(wire: str, tools: list[Any], allow: Allowances,
         if not isinstance(tool, dict):
             removed.append(f"{type(tool).__name__} entry")  # no wire declares tools so
             continue
-        if wire == "gemini":
+        if policy.kinds_are_keys:
             entry = {}
             for key, value in tool.items():
                 if key in policy.client_tools:
@@ -133,6 +136,8 @@ def _filter_tools(wire: str, tools: list[Any], allow: Allowances,
                 kept.append(entry)
             continue
         kind = tool.get("type")
+        if kind is not None and not isinstance(kind, str):  # a list or object: no tool's type
+            kind = str(kind)
         if kind in CONTAINER_TOOLS and isinstance(tool.get("tools"), list):
             inner, n = _filter_tools(wire, tool["tools"], allow, removed)
             n_client += n
@@ -172,7 +177,7 @@ def _filter_body(wire: str, body: dict[str, Any], allow: Allowances,
         out["tools"], n_client = _filter_tools(wire, tools, allow, removed)
         if removed and not n_client:
             # A request for the provider-side tool alone (a client's search sub-request).
-            raise Refused(f"the tool {removed[0]!r} is not one the client runs: tools the "
+            raise Refused(f"the tool {removed[0][:MAX_NAME]!r} is not one the client runs: tools the "
                           "provider runs (search, fetch, code execution, MCP) are not allowed "
                           f"in this trial (they need the {_need(removed[0])!r} allowance)")
         dropped.extend(f"tool:{where}{kind}" for kind in removed)
@@ -243,4 +248,6 @@ def forward_policy(
         raise Refused(f"{remote}: content the provider fetches or holds is not allowed in this "
                       "trial (it needs the 'remote_content' allowance)")
     kept = _filter_headers(wire.name, headers, allow, dropped)
-    return WireRequest(req.path, req.query, body, req.size), kept, dropped
+    more = [f"... and {len(dropped) - MAX_DROPPED} more"] if len(dropped) > MAX_DROPPED else []
+    listed = [d[:MAX_NAME] for d in dropped[:MAX_DROPPED]] + more
+    return WireRequest(req.path, req.query, body, req.size), kept, listed

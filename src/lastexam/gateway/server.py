@@ -33,7 +33,7 @@ from lastexam.gateway.limits import (
     max_body_from_env,
     read_body,
 )
-from lastexam.gateway.models import Allowances, Budget, CallRecord, SessionSummary
+from lastexam.gateway.models import MAX_NAME, Allowances, Budget, CallRecord, SessionSummary
 from lastexam.gateway.policy import Refused, forward_policy
 from lastexam.gateway.prices import PriceTable, price_table
 from lastexam.gateway.providers import PROVIDERS, ModelSpec, parse_model
@@ -90,8 +90,10 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             with self._caps_lock:
                 peer = self._peer_of.pop(id(request), "")
                 self._connections[peer] = self._connections.get(peer, 1) - 1
-                if self._connections[peer] <= 0:
+                if self._connections[peer] <= 0:  # nothing of this sandbox is in flight
                     self._connections.pop(peer, None)
+                    self._in_flight.pop(peer, None)
+                    self._body_bytes.pop(peer, None)
 
     def in_flight(self, request: Any) -> threading.BoundedSemaphore:
         """The semaphore bounding the requests a sandbox has in flight (each holds its body)."""
@@ -309,7 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else {}
             if not isinstance(body, dict):
                 raise ValueError("the body is not a JSON object")
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # RecursionError: nested too deep
             self._error(wire, 400, f"lastexam gateway: invalid JSON body: {e}")
             return
         req = WireRequest(parts.path, query, body, len(raw))
@@ -325,7 +327,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self, session: Session, wire: Wire, req: WireRequest, received: float) -> None:
         record = CallRecord(
             seq=session.next_seq(), started_at=now_iso(), wire=wire.name, path=req.path,
-            stream=wire.is_stream(req), requested_model=wire.requested_model(req),
+            stream=wire.is_stream(req), requested_model=wire.requested_model(req)[:MAX_NAME],
             model=session.spec.text, status=0, latency_ms=0.0,
             counted=wire.is_model_call(req), request=req.body,
         )

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from pydantic_core import PydanticSerializationError
+
 from lastexam.gateway.models import (
     MAX_LOG_LINE,
     Allowances,
@@ -23,7 +25,13 @@ from lastexam.gateway.upstream import Upstream
 # The log holds each request's body (the agent's to choose) on the host's disk: past this
 # size per trial, or in a line longer than MAX_LOG_LINE, calls are logged without bodies.
 MAX_LOG_BYTES = 512 * 1024 * 1024
+# Lines without bodies are small but come as fast as the agent sends requests (thousands a
+# second of refused ones): past this size the log ends, and only the summary counts calls.
+MAX_LOG_TOTAL = MAX_LOG_BYTES + 64 * 1024 * 1024
 ENDED_OPEN = "the trial ended with this call still open: charged its upper bound"
+# Of a call logged without bodies, its path and error (which may quote the request) are kept
+# to this many characters.
+MAX_FIELD = 1000
 
 
 @dataclass
@@ -44,6 +52,15 @@ def charge_estimate(bound: Usage, seen: Usage | None) -> Usage:
     seen_out = seen.output_tokens if seen is not None else 0
     return Usage(input_tokens=bound.input_tokens,
                  output_tokens=max(seen_out, bound.output_tokens))
+
+
+def _without_bodies(call: CallRecord, why: str) -> CallRecord:
+    """The call as logged past the caps: a line of bounded size, whatever the request held
+    (the names it chose are bounded when the record is made: models.MAX_NAME)."""
+    return call.model_copy(update={
+        "request": None, "response": None, "path": call.path[:MAX_FIELD],
+        "error": (call.error or "")[:MAX_FIELD] + f" [bodies not logged: {why}]",
+    })
 
 
 class Session:
@@ -72,6 +89,7 @@ class Session:
         self._log: IO[str] = open(log_path, "a", encoding="utf-8")  # noqa: SIM115
         self._seq = 0
         self._log_bytes = 0
+        self._log_full = False  # MAX_LOG_TOTAL reached: no more lines
         self.summary = SessionSummary(
             model=spec.text, price_table=prices.version, budget=budget
         )
@@ -165,14 +183,19 @@ class Session:
             if not self._cost_known:
                 s.cost_usd = None
             self._check_budget()
-        if not self._log.closed:
-            line = call.model_dump_json(exclude_none=False)
+        if not self._log.closed and not self._log_full:
+            try:
+                line = call.model_dump_json(exclude_none=False)
+            except PydanticSerializationError:  # a request nested deeper than it writes
+                line = _without_bodies(call, "nested too deep").model_dump_json()
             if len(line) > MAX_LOG_LINE or self._log_bytes + len(line) > MAX_LOG_BYTES:
-                line = call.model_copy(update={
-                    "request": None, "response": None,
-                    "error": (call.error or "") + " [bodies not logged: over "
-                    f"{MAX_LOG_LINE} bytes, or the trial's log reached {MAX_LOG_BYTES}]",
-                }).model_dump_json(exclude_none=False)
+                line = _without_bodies(call, f"over {MAX_LOG_LINE} bytes, or the trial's log "
+                                       f"reached {MAX_LOG_BYTES}").model_dump_json()
+            if self._log_bytes + len(line) > MAX_LOG_TOTAL:
+                self._log_full = True
+                line = _without_bodies(call, f"the trial's log reached {MAX_LOG_TOTAL} bytes; this "
+                                       "is its last line: the gateway summary counts every call"
+                                       ).model_dump_json()
             self._log_bytes += len(line) + 1
             self._log.write(line + "\n")
             self._log.flush()

@@ -4,41 +4,16 @@ the gateway's record of every model call, which is the authority on tokens and c
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 from pydantic import ValidationError
 
 from lastexam.gateway.models import MAX_LOG_LINE, CallRecord, SessionSummary
 from lastexam.trajectory.schema import AgentInfo, FinalMetrics, Metrics, Step, Trajectory
+from lastexam.untrusted import iter_lines
 
 # Reading a gateway log stops past this many bytes (the gateway stops logging bodies at 512 MB).
 MAX_LOG_READ = 1024 * 1024 * 1024
-_PIECE = 1024 * 1024
-
-
-def _lines(f: IO[bytes], max_line: int, max_total: int) -> Iterator[bytes]:
-    """Lines of at most `max_line` bytes, read a piece at a time: a longer line is skipped
-    without being held whole, and reading stops after `max_total` bytes."""
-    total = 0
-    while total < max_total:
-        parts, size, too_long = [], 0, False
-        while True:
-            piece = f.readline(_PIECE)
-            total += len(piece)
-            size += len(piece)
-            too_long = too_long or size > max_line
-            if not too_long:
-                parts.append(piece)
-            else:
-                parts.clear()
-            if not piece or piece.endswith(b"\n") or total >= max_total:
-                break
-        if not piece and not size:
-            return
-        if not too_long:
-            yield b"".join(parts)
 
 
 def read_calls(path: Path, max_total: int = MAX_LOG_READ) -> list[CallRecord]:
@@ -46,15 +21,14 @@ def read_calls(path: Path, max_total: int = MAX_LOG_READ) -> list[CallRecord]:
     declared tools is kept ({"tools": true|false}); its response is dropped."""
     calls = []
     try:
-        with open(path, "rb") as f:
-            for line in _lines(f, MAX_LOG_LINE, max_total):
-                try:
-                    call = CallRecord.model_validate_json(line)
-                except ValidationError:
-                    continue
-                req = call.request if isinstance(call.request, dict) else {}
-                calls.append(call.model_copy(
-                    update={"request": {"tools": bool(req.get("tools"))}, "response": None}))
+        for line in iter_lines(path, MAX_LOG_LINE, max_total):
+            try:
+                call = CallRecord.model_validate_json(line)
+            except ValidationError:
+                continue
+            req = call.request if isinstance(call.request, dict) else {}
+            calls.append(call.model_copy(
+                update={"request": {"tools": bool(req.get("tools"))}, "response": None}))
     except OSError:
         return []
     return calls

@@ -62,8 +62,8 @@ class StepBuilder:
 
     def take(self, n: int = 1) -> bool:
         """Count n more items; False (and the log marked cut) once they and the steps would
-        pass the cap."""
-        if self.items + len(self.steps) + n > MAX_ITEMS:
+        pass the cap, and from then on: the rest of the log is not read."""
+        if self.cut is not None or self.items + len(self.steps) + n > MAX_ITEMS:
             self.cut = CUT
             return False
         self.items += n

@@ -153,20 +153,17 @@ class Wire(ABC):
 
     # The body fields that limit the answer's output, as paths of keys.
     max_output_fields: tuple[tuple[str, ...], ...] = (("max_tokens",),)
+    # The body fields that ask for several answers to one request, each billed.
+    answers_fields: tuple[tuple[str, ...], ...] = ()
 
     def upper_bound(self, req: WireRequest) -> Usage:
         """The most a provider can bill for this request: its input estimated from the body's
-        size, its output at the largest limit the client set (DEFAULT_MAX_OUTPUT if none)."""
-        limits = [0]
-        for path in self.max_output_fields:
-            value: Any = req.body
-            for key in path:
-                value = value.get(key) if isinstance(value, dict) else None
-            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                limits.append(int(value))
-        limit = max(limits)
+        size, its output at the largest limit the client set (DEFAULT_MAX_OUTPUT if none),
+        for each answer it asked for."""
+        limit = _largest(req.body, self.max_output_fields) or DEFAULT_MAX_OUTPUT
+        answers = _largest(req.body, self.answers_fields) or 1
         return Usage(input_tokens=-(-req.size // BYTES_PER_TOKEN_BOUND),
-                     output_tokens=limit or DEFAULT_MAX_OUTPUT)
+                     output_tokens=limit * answers)
 
     def with_model(self, req: WireRequest, model: str) -> tuple[str, dict[str, Any]]:
         """Path and body to send upstream so that `model` answers."""
@@ -192,6 +189,18 @@ class Wire(ABC):
 BYTES_PER_TOKEN_BOUND = 2
 # The output bound of a request that sets no limit of its own.
 DEFAULT_MAX_OUTPUT = 32_768
+
+
+def _largest(body: dict[str, Any], paths: tuple[tuple[str, ...], ...]) -> int:
+    """The largest positive number at these paths of keys in the body (0 if none)."""
+    found = [0]
+    for path in paths:
+        value: Any = body
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            found.append(int(value))
+    return max(found)
 
 
 def estimate_tokens(n_bytes: int) -> int:

@@ -30,6 +30,8 @@ class GeminiWire(Wire):
     name = "gemini"
     max_output_fields = (("generationConfig", "maxOutputTokens"),
                          ("generation_config", "max_output_tokens"))
+    answers_fields = (("generationConfig", "candidateCount"),
+                      ("generation_config", "candidate_count"))
     key_header = "x-goog-api-key"
     key_prefix = ""
 
