@@ -5,7 +5,6 @@ depend on the BLAS kernel the machine picks. Each gate's name is a constant, for
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 import shutil
 import tomllib
@@ -17,8 +16,9 @@ from lastexam.envs.manage import Environment
 from lastexam.grading.files import MAX_TEXT_BYTES
 from lastexam.paths import default_tasks_dir
 from lastexam.run.trial import TrialRunner
-from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
+from lastexam.sandbox.base import Mount
 from lastexam.task.load import Task
+from lastexam.validation.script_sandbox import ScriptRun, run_script
 
 if TYPE_CHECKING:
     from lastexam.validation.gates import TaskReport, Validator
@@ -149,28 +149,19 @@ def run_generator(runner: TrialRunner, task: Task, env: Environment, work: Path,
     """Run generate.py in a sandbox; "" when it rewrites inputs/ and reference/ byte for byte,
     else what went wrong."""
     shutil.rmtree(work, ignore_errors=True)
-    src, out = work / "task", work / "out"
-    shutil.copytree(task.path, src, ignore=shutil.ignore_patterns("fixtures", "__pycache__"))
-    out.mkdir(parents=True)
-    for p in [work, *work.rglob("*")]:
-        p.chmod(0o755 if p.is_dir() else 0o644)
-    if runner.provider.uid is not None:
-        os.chown(out, runner.provider.uid, runner.provider.uid)
-    result = runner.provider.run(SandboxRequest(
+    shutil.copytree(task.path, work / "task", ignore=shutil.ignore_patterns("fixtures", "__pycache__"))
+    out, why = run_script(runner.provider, env, ScriptRun(
         name=f"{runner.run_id}.{task.id}.{tag}",
         argv=["python3", "-B", "/gen/task/generate.py", "--out", "/gen/out"],
-        mounts=[Mount(src, "/gen/task"), Mount(out, "/gen/out", writable=True), *env.mounts()],
-        env={**env.variables(), "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
+        work=work,
+        mounts=[Mount(work / "task", "/gen/task")],
+        out_at="/gen/out",
         cwd="/gen/out",
-        limits=SandboxLimits(wall_s=GENERATE_WALL_S, memory_mb=4096, max_processes=256,
-                             watch_bytes=4 * 1024**3),
-        stdout=work / "generate.stdout.log",
-        stderr=work / "generate.stderr.log",
-        watch=[out],
+        wall_s=GENERATE_WALL_S,
+        log="generate",
     ))
-    if result.exit_code != 0 or result.killed:
-        tail = (work / "generate.stderr.log").read_text(errors="replace")[-400:]
-        return f"exit {result.exit_code} {result.killed or ''}: {tail}"
+    if why:
+        return why
     diffs = [f"differs: {part}: {d}" for part in ("inputs", "reference")
              if (d := first_difference(out / part, task.path / part))]
     return "; ".join(diffs)
