@@ -106,15 +106,14 @@ def malformed_gate(v: Validator, task: Task, env: Environment, oracle_output: Pa
         variants += [(f"{o} empty", [o], "empty file") for o in task.spec.outputs]
     bad = []
     for i, (label, targets, kind) in enumerate(variants):
-        work = v.area.validation(task.id) / f"malformed-src-{i}"
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.copytree(oracle_output, work, symlinks=True)
+        # Malformed in place, in the folder the grader reads: a copy would write the huge
+        # file's zeros to disk where truncate leaves a hole.
+        copy = v._grading_copy(task, oracle_output, f"malformed-{i}")
         for out in targets:
-            _malform(work / out, kind, f"{task.id}/{out}")
-        g = v._grade_dir(task, env, work, f"malformed-{i}")
+            _malform(copy / out, kind, f"{task.id}/{out}")
+        g = v._grade_copy(task, env, copy, f"malformed-{i}")
         # The huge files would otherwise stay until the run is removed (or forever with --keep).
-        for copy in (work, v.area.validation(task.id) / f"malformed-{i}" / "output"):
-            shutil.rmtree(copy, ignore_errors=True)
+        shutil.rmtree(copy, ignore_errors=True)
         if not g.ok:
             bad.append(f"{label}: grader error: {(g.error or '').strip()[-200:]}")
         elif g.score == 1.0:

@@ -256,14 +256,22 @@ class Validator:
         return self.runner.run(TrialPlan(task, key, agent, {}, task.spec.timeout_s, env))
 
     def _grade_dir(self, task: Task, env: envs.Environment, output: Path, tag: str) -> GradeRecord:
+        return self._grade_copy(task, env, self._grading_copy(task, output, tag), tag)
+
+    def _grading_copy(self, task: Task, output: Path, tag: str) -> Path:
+        """A copy of `output` in the folder of grading `tag`, for _grade_copy."""
         work = self.area.validation(task.id) / tag
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
-        work.chmod(0o711)
-        (work.parent).chmod(0o711)
-        (work.parent.parent).chmod(0o711)
         copy = work / "output"
         shutil.copytree(output, copy, symlinks=True)
+        return copy
+
+    def _grade_copy(self, task: Task, env: envs.Environment, copy: Path, tag: str) -> GradeRecord:
+        """Grade a folder made by _grading_copy (and maybe altered since)."""
+        work = copy.parent
+        for d in (work, work.parent, work.parent.parent):
+            d.chmod(0o711)
         for p in [copy, *copy.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
         pristine = dict(task.input_hashes)  # a fixture's inputs are the task's own
