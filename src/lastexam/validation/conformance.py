@@ -17,12 +17,15 @@ from lastexam.grading.files import MAX_TEXT_BYTES
 from lastexam.paths import default_tasks_dir
 from lastexam.run.trial import TrialRunner
 from lastexam.sandbox.base import Mount
+from lastexam.store.models import TrialRecord
 from lastexam.task.load import Task
+from lastexam.validation.fixtures import negative_fixtures, positive_fixtures
 from lastexam.validation.script_sandbox import ScriptRun, run_script
 
 if TYPE_CHECKING:
     from lastexam.validation.gates import TaskReport, Validator
 
+ORACLE_GATE = "oracle scores 1.0"  # run in gates.py; the BLAS gate reruns what passed
 CANARY_UNIQUE = "canary unique"
 CONFORMANCE_FIXTURES = "conformance fixtures"
 TIER_RATIONALE = "tier rationale"
@@ -64,8 +67,6 @@ def suite_canaries(folders: Iterable[Path]) -> Canaries:
 
 
 def static_conformance(task: Task, report: TaskReport, canaries: Canaries) -> None:
-    from lastexam.validation.gates import negative_fixtures, positive_fixtures
-
     others = sorted({tid for p, tid in canaries.get(task.spec.canary, {}).items()
                      if p != task.path.resolve()})
     report.add(CANARY_UNIQUE, not others, f"canary also used by {', '.join(others)}" if others else "")
@@ -174,8 +175,6 @@ def generator_gate(v: Validator, task: Task, env: Environment, report: TaskRepor
 def blas_gate(v: Validator, task: Task, env: Environment, report: TaskReport) -> None:
     """The oracle scores 1.0 and generate.py reproduces the task under each BLAS setting. Only
     what passed under the default setting is rerun: a failure there is reported once."""
-    from lastexam.validation.gates import ORACLE_GATE, _describe_trial
-
     passed = {g.name for g in report.gates if g.passed}
     oracle, generate = ORACLE_GATE in passed, task.generator.is_file() and GENERATE_REPRODUCES in passed
     if not (oracle or generate):
@@ -186,9 +185,19 @@ def blas_gate(v: Validator, task: Task, env: Environment, report: TaskReport) ->
         if oracle:
             trial = v._trial(task, variant, "oracle", attempt)
             if not (trial.status == "completed" and trial.score == 1.0):
-                bad.append(f"{label}: oracle {_describe_trial(trial)}")
+                bad.append(f"{label}: oracle {describe_trial(trial)}")
         if generate:
             work = v.area.validation(task.id) / f"generate-blas-{attempt}"
             if why := run_generator(v.runner, task, variant, work, f"generate-blas-{attempt}"):
                 bad.append(f"{label}: generate.py {why}")
     report.add(BLAS_REPRODUCIBLE, not bad, "; ".join(bad))
+
+
+def describe_trial(t: TrialRecord) -> str:
+    failed = [c.name for c in (t.grade.checks if t.grade else []) if not c.passed]
+    detail = f"status {t.status}, score {t.score}"
+    if t.error:
+        detail += f", error: {t.error.strip().splitlines()[-1][:300]}"
+    if failed:
+        detail += f", failed checks: {failed[:6]}"
+    return detail
