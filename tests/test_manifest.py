@@ -51,6 +51,7 @@ def test_record_then_changed_runs_only_static_gates_on_unchanged_tasks(project: 
     recorded = json.loads((project / "m.json").read_text())["tasks"]
     assert sorted(recorded) == ["column-total", "deliverable-parse"]
     assert "oracle scores 1.0" in recorded["column-total"]["gates"]
+    assert recorded["column-total"]["kinds"] == sorted(ALL_GATES.names)
 
     again = _validate(project, "--changed")
     assert all(t["unchanged_since"] == recorded[t["task"]]["date"] for t in again["tasks"])
@@ -101,7 +102,8 @@ def test_sample_is_deterministic_and_rotates_by_day(project: Path) -> None:
 
     folders = sorted((project / "tasks" / "other").iterdir())
     keys = _keys(project)
-    entry = dict(gates=["g"], seconds={"g": 1.0}, date="2026-12-01", commit="abc")
+    entry = dict(kinds=sorted(ALL_GATES.names), gates=["g"], seconds={"g": 1.0}, date="2026-12-01",
+                 commit="abc")
     manifest = Manifest(tasks={t: ManifestEntry(key=k, **entry) for t, k in keys.items()})
     plans = [plan_validation(folders, manifest, changed=True, sample=1, day=DAY + dt.timedelta(days=d))
              for d in range(2)]
@@ -110,6 +112,20 @@ def test_sample_is_deterministic_and_rotates_by_day(project: Path) -> None:
     for plan in plans:
         assert {f.name: s for f, s in plan.selections.items()} == {
             t: ALL_GATES if t in plan.sampled else STATIC_GATES for t in keys}
+
+
+def test_entry_recorded_without_a_current_gate_kind_is_stale(project: Path) -> None:
+    folders = sorted((project / "tasks" / "other").iterdir())
+    keys = _keys(project)
+
+    def plan(kinds: list[str]) -> dict[str, object]:
+        entry = dict(kinds=kinds, gates=["g"], seconds={"g": 1.0}, date="2026-12-01", commit="abc")
+        manifest = Manifest(tasks={t: ManifestEntry(key=k, **entry) for t, k in keys.items()})
+        return {f.name: s for f, s in plan_validation(folders, manifest, changed=True, day=DAY).selections.items()}
+
+    assert plan(sorted(ALL_GATES.names)) == dict.fromkeys(keys, STATIC_GATES)
+    assert plan(sorted(ALL_GATES.names - {"blas"})) == dict.fromkeys(keys, ALL_GATES)
+    assert plan([]) == dict.fromkeys(keys, ALL_GATES)  # an entry from before kinds were recorded
 
 
 @pytest.mark.usefixtures("base_env_ready")

@@ -72,6 +72,11 @@ def make_task(tasks: Path, task_id: str, canary: str | None = None) -> Path:
 
 # Each broken task: what is done to a valid copy, the one gate it must fail, and a fragment of
 # that gate's message.
+def edit(rel: str, old: str, new: str) -> Callable[[Path], None]:
+    """A breakage that replaces `old` by `new` in the file `rel` of the task."""
+    return lambda t: _edit(t / rel, old, new)
+
+
 def _oracle_scores_095(t: Path) -> None:
     # A check worth 3/19 of the 3 points that only the pretty-printed positive fixture passes: the
     # oracle scores 3/(3+3/19) = 0.95, the negative fixtures stay inside their declared ranges
@@ -129,37 +134,6 @@ def _no_solution(t: Path) -> None:
     (t / "solution" / "solve.sh").unlink()
 
 
-def _unknown_subdomain(t: Path) -> None:
-    _edit(t / "task.toml", 'subdomain = "sports"', 'subdomain = "astrology"')
-
-
-def _unknown_environment(t: Path) -> None:
-    _edit(t / "task.toml", 'environment = "base"', 'environment = "no-such-environment"')
-
-
-def _fixture_outside_its_range(t: Path) -> None:
-    _edit(t / "fixtures/negative/partial/fixture.toml", "score_min = 0.3\nscore_max = 0.4",
-          "score_min = 0.5\nscore_max = 0.6")
-
-
-def _generator_not_seeded(t: Path) -> None:
-    _edit(t / "generate.py", "write_text(DATA)",
-          'write_text(DATA + "%.6f\\n" % __import__("random").SystemRandom().random())')
-
-
-def _positive_fixture_is_wrong(t: Path) -> None:
-    _edit(t / "fixtures/positive/reordered/output/result.json", '"count": 3', '"count": 4')
-
-
-def _shortcut_allowed_too_much(t: Path) -> None:
-    _edit(t / "fixtures/negative/wrong-method/fixture.toml", 'mistake = "', 'kind = "shortcut"\nmistake = "')
-
-
-def _fixture_declared_backwards(t: Path) -> None:
-    _edit(t / "fixtures/negative/partial/fixture.toml", "score_min = 0.3\nscore_max = 0.4",
-          "score_min = 0.4\nscore_max = 0.3")
-
-
 def _solution_module(t: Path) -> None:
     (t / "solution" / "column.py").write_text("def count(path):\n"
                                               "    return len(open(path).read().split()) - 1\n")
@@ -187,14 +161,6 @@ def _no_positive_fixture(t: Path) -> None:
     shutil.rmtree(t / "fixtures" / "positive")
 
 
-def _no_shortcut(t: Path) -> None:
-    _edit(t / "fixtures/negative/placeholder/fixture.toml", 'kind = "shortcut"', 'kind = "mistake"')
-
-
-def _no_tier_rationale(t: Path) -> None:
-    _edit(t / "task.toml", "tier_rationale = ", "# tier_rationale = ")
-
-
 def _grader_raises_on_malformed_output(t: Path) -> None:
     # Reads result.json itself, without the library's loader: random bytes raise in json.loads.
     _edit(t / "grader.py", "    r = Rubric()\n",
@@ -202,11 +168,26 @@ def _grader_raises_on_malformed_output(t: Path) -> None:
           "        json.loads(ctx.out(\"result.json\").read_text())\n")
 
 
-def _generator_depends_on_blas_kernel(t: Path) -> None:
-    _edit(t / "generate.py", "write_text(DATA)",
-          'write_text(DATA + __import__("os").environ.get("OPENBLAS_CORETYPE", ""))')
+MAKE_WRONG_COUNT = """python3 - <<'EOF'
+import json, os
+result = json.load(open(os.path.join(os.environ["ORACLE_OUTPUT"], "result.json")))
+json.dump({**result, "count": result["count"] + 1}, open(os.path.join(os.environ["OUT"], "result.json"), "w"))
+EOF
+"""
 
 
+def _built_fixture(make_sh: str) -> Callable[[Path], None]:
+    """A positive fixture "built" whose output is made by `make_sh` (no output/ committed)."""
+    def breaks(t: Path) -> None:
+        folder = t / "fixtures" / "positive" / "built"
+        folder.mkdir()
+        (folder / "fixture.toml").write_text('variant = "the oracle\'s output, rebuilt by make.sh"\n')
+        (folder / "make.sh").write_text(make_sh)
+    return breaks
+
+
+PARTIAL = "fixtures/negative/partial/fixture.toml"
+PARTIAL_RANGE = "score_min = 0.3\nscore_max = 0.4"
 CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "oracle-095": (_oracle_scores_095, "oracle scores 1.0", "score 0.95"),
     "nop-above-zero": (_nop_scores_above_zero, "nop scores 0", "score 0.25"),
@@ -219,31 +200,47 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
                     "reference/data.csv is identical to inputs/data.csv"),
     "no-canary": (_canary_missing_from_reference, "canary present", "canary not found in reference/"),
     "no-solution": (_no_solution, "required files", "solution/solve.sh"),
-    "bad-taxonomy": (_unknown_subdomain, "schema and taxonomy", "astrology"),
-    "bad-environment": (_unknown_environment, "environment", "no environment named 'no-such-environment'"),
-    "fixture-range": (_fixture_outside_its_range, "negative fixture partial",
-                      "score 0.333333 (declared 0.5..0.6)"),
-    "positive-fixture-wrong": (_positive_fixture_is_wrong, "positive fixture reordered",
-                               "score 0.666667; failed: count"),
-    "shortcut-too-generous": (_shortcut_allowed_too_much, "negative fixture wrong-method",
-                              "a shortcut may score at most 0.5"),
-    "fixture-backwards": (_fixture_declared_backwards, "negative fixture partial",
-                          "score_min is above score_max"),
-    "generator-differs": (_generator_not_seeded, "generate.py reproduces inputs and reference",
-                          f"differs: {APPENDED_AT}"),
+    "bad-taxonomy": (edit("task.toml", 'subdomain = "sports"', 'subdomain = "astrology"'),
+                     "schema and taxonomy", "astrology"),
+    "bad-environment": (edit("task.toml", 'environment = "base"', 'environment = "no-such-environment"'),
+                        "environment", "no environment named 'no-such-environment'"),
+    "fixture-range": (edit(PARTIAL, PARTIAL_RANGE, "score_min = 0.5\nscore_max = 0.6"),
+                      "negative fixture partial", "score 0.333333 (declared 0.5..0.6)"),
+    "positive-fixture-wrong": (edit("fixtures/positive/reordered/output/result.json", '"count": 3', '"count": 4'),
+                               "positive fixture reordered", "score 0.666667; failed: count"),
+    "shortcut-too-generous": (edit("fixtures/negative/wrong-method/fixture.toml", 'mistake = "',
+                                   'kind = "shortcut"\nmistake = "'),
+                              "negative fixture wrong-method", "a shortcut may score at most 0.5"),
+    "fixture-backwards": (edit(PARTIAL, PARTIAL_RANGE, "score_min = 0.4\nscore_max = 0.3"),
+                          "negative fixture partial", "score_min is above score_max"),
+    "generator-differs": (edit("generate.py", "write_text(DATA)",
+                               'write_text(DATA + "%.6f\\n" % __import__("random").SystemRandom().random())'),
+                          "generate.py reproduces inputs and reference", f"differs: {APPENDED_AT}"),
+    "generator-fails": (edit("generate.py", "import argparse\n",
+                             'raise SystemExit("generate.py broken on purpose")\n'),
+                        "generate.py reproduces inputs and reference",
+                        "exit 1: generate.py broken on purpose"),
     # The oracle still scores 1.0 with these graders: only the rule against sharing code fails.
     "grader-imports-solution": (_grader_imports_solution, "grader does not use solution/",
                                 "imports solution.column from solution/"),
     "grader-runs-solution": (_grader_runs_solution_file, "grader does not use solution/",
                              "refers to solution/ in"),
     "no-positive-fixture": (_no_positive_fixture, "conformance fixtures", "no positive fixture"),
-    "no-shortcut": (_no_shortcut, "conformance fixtures", 'no negative fixture with kind = "shortcut"'),
-    "no-tier-rationale": (_no_tier_rationale, "tier rationale", "tier_rationale is empty or missing"),
+    "no-shortcut": (edit("fixtures/negative/placeholder/fixture.toml", 'kind = "shortcut"', 'kind = "mistake"'),
+                    "conformance fixtures", 'no negative fixture with kind = "shortcut"'),
+    "no-tier-rationale": (edit("task.toml", "tier_rationale = ", "# tier_rationale = "),
+                          "tier rationale", "tier_rationale is empty or missing"),
     "grader-raises-on-malformed": (_grader_raises_on_malformed_output, "malformed outputs",
                                    "random bytes: grader error"),
-    "generator-blas-dependent": (_generator_depends_on_blas_kernel,
+    "generator-blas-dependent": (edit("generate.py", "write_text(DATA)",
+                                      'write_text(DATA + __import__("os").environ.get("OPENBLAS_CORETYPE", ""))'),
                                  "reproducible under other BLAS kernels",
                                  f"Haswell: generate.py differs: {APPENDED_AT}"),
+    # make.sh builds the fixture from the oracle's output, which is then graded; or fails.
+    "made-fixture-wrong": (_built_fixture(MAKE_WRONG_COUNT), "positive fixture built",
+                           "score 0.666667; failed: count"),
+    "made-fixture-fails": (_built_fixture('echo "make.sh broken on purpose" >&2\nexit 3\n'),
+                           "positive fixture built", "make.sh: exit 3: make.sh broken on purpose"),
 }
 NOT_INSTALLED = "env-not-installed"  # in a tree of its own, whose environments/ declares it
 DUPLICATES = ("dup-canary-a", "dup-canary-b")

@@ -159,8 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all", action="store_true", help="every mutation")
     parser.add_argument("--sample", type=int, metavar="N", help="N mutations, rotating by day")
     parser.add_argument("--changed", metavar="REF", help="mutations of files changed since REF")
-    parser.add_argument("--day", type=int, default=datetime.date.today().toordinal(),
-                        help="the day number that seeds --sample (default: today's)")
+    parser.add_argument("--day", type=int, default=datetime.datetime.now(datetime.UTC).date().toordinal(),
+                        help="the day number that seeds --sample (default: today's, UTC)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per pytest run")
     parser.add_argument("--keep", action="store_true", help="keep the scratch copy and logs")
     parser.add_argument("--list", action="store_true", help="print the selection and stop")

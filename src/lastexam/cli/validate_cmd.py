@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from lastexam.validation.selection import GATE_NEEDS  # light: the gate names for --help
+
 
 def validate(
     task_paths: Annotated[
@@ -21,8 +23,7 @@ def validate(
     sample: Annotated[int, typer.Option(
         min=0, help="With --changed: also validate fully N unchanged tasks, rotating by UTC day.")] = 0,
     gates: Annotated[str | None, typer.Option(
-        help="Run only these gates (comma-separated) and those they need: "
-             "static, oracle, nop, negative, positive, determinism, malformed, generate, blas.")] = None,
+        help=f"Run only these gates (comma-separated) and those they need: {', '.join(GATE_NEEDS)}.")] = None,
     record: Annotated[bool, typer.Option(
         "--record", help="Write the tasks that pass every gate to the manifest.")] = False,
     manifest: Annotated[Path | None, typer.Option(

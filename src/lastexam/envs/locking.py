@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from importlib import metadata
@@ -20,7 +19,13 @@ from urllib.parse import unquote, urlparse
 
 from lastexam.envs import lockfile
 from lastexam.envs.lockfile import EnvironmentLock, LockedPackage
-from lastexam.envs.system import BASE_PYTHON, BASE_PYTHON_PACKAGE, installed_versions, python_tag
+from lastexam.envs.system import (
+    BASE_PYTHON,
+    BASE_PYTHON_PACKAGE,
+    installed_versions,
+    python_tag,
+    run_checked,
+)
 from lastexam.errors import LastexamError
 
 if TYPE_CHECKING:
@@ -68,9 +73,9 @@ def make_lock(env: Environment, *, index_url: str = PYPI, find_links: Path | Non
     source = ["--no-index", "--find-links", str(find_links)] if find_links else ["--index-url", index_url]
     with tempfile.TemporaryDirectory(prefix="lastexam-lock-") as tmp:
         venv, report = Path(tmp) / "venv", Path(tmp) / "report.json"
-        _run([BASE_PYTHON, "-m", "venv", str(venv)])
-        _run([str(venv / "bin" / "python3"), "-m", "pip", "install", "--dry-run", "--ignore-installed",
-              "--quiet", "--report", str(report), *source, *env.spec.pip_all], pip_isolated=True)
+        run_checked([BASE_PYTHON, "-m", "venv", str(venv)])
+        run_checked([str(venv / "bin" / "python3"), "-m", "pip", "install", "--dry-run", "--ignore-installed",
+                     "--quiet", "--report", str(report), *source, *env.spec.pip_all], _pip_env())
         resolved = json.loads(report.read_text())["install"]
         python = python_tag(str(venv / "bin" / "python3"))
     return EnvironmentLock(
@@ -136,11 +141,7 @@ def apt_drift(lock: EnvironmentLock) -> list[str]:
             for pkg, version in sorted(lock.apt.items()) if now.get(pkg) != version]
 
 
-def _run(argv: list[str], *, pip_isolated: bool = False) -> None:
-    env = dict(os.environ)
-    if pip_isolated:
-        env = {k: v for k, v in env.items() if not k.startswith("PIP_") or k in KEPT_PIP_VARS}
-        env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
-    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if proc.returncode != 0:
-        raise LastexamError(f"`{' '.join(argv[:6])} ...` failed:\n{proc.stdout[-3000:]}")
+def _pip_env() -> dict[str, str]:
+    """This process's environment without the machine's pip configuration."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_") or k in KEPT_PIP_VARS}
+    return {**env, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}

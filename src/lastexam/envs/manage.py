@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lastexam.envs import locking
 from lastexam.envs.spec import EnvironmentSpec, load_environment
-from lastexam.envs.system import BASE_PYTHON, missing_apt
+from lastexam.envs.system import BASE_PYTHON, missing_apt, run_checked
 from lastexam.errors import LastexamError
 from lastexam.paths import home_subdir, project_root
 from lastexam.sandbox.base import Mount
@@ -102,16 +102,16 @@ def install(env: Environment, *, log=print, force: bool = False) -> None:
     if not Path(BASE_PYTHON).exists():
         raise LastexamError(f"{BASE_PYTHON} is missing: apt-get install python3 python3-venv")
     log(f"creating {venv}")
-    _check([BASE_PYTHON, "-m", "venv", str(venv)])
+    run_checked([BASE_PYTHON, "-m", "venv", str(venv)])
     pip = [str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check"]
     if state.lock:
         path = locking.lock_path(env)
         log(f"pip install from {path.name} ({len(state.lock.packages)} packages, hashes required)")
-        _check([*pip, "--require-hashes", "--no-deps", "-r", str(path)])
+        run_checked([*pip, "--require-hashes", "--no-deps", "-r", str(path)])
     else:
         log(f"{state.problem}: installing from {env.source.name} without hashes "
             f"(to pin them: lastexam env lock {env.name})")
-        _check([*pip, *env.spec.pip_all])
+        run_checked([*pip, *env.spec.pip_all])
     (venv / MARKER).write_text(json.dumps({"name": env.name, "digest": env.spec.digest, "lock": state.hash}))
 
 
@@ -128,10 +128,10 @@ def apt_install(packages: list[str], log=print) -> None:
         if absent:
             _apt_update_once(log)
             log(f"apt-get install {' '.join(absent)}")
-            _check(
+            run_checked(
                 ["apt-get", "install", "-y", "-q", "--no-install-recommends",
                  "-o", "DPkg::Lock::Timeout=600", *absent],
-                {"DEBIAN_FRONTEND": "noninteractive"},
+                {**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
             )
 
 
@@ -150,18 +150,11 @@ def _apt_update_once(log) -> None:
     global _apt_updated
     if not _apt_updated:
         log("apt-get update")
-        _check(
+        run_checked(
             ["apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=600"],
-            {"DEBIAN_FRONTEND": "noninteractive"},
+            {**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
         )
         _apt_updated = True
-
-
-def _check(argv: list[str], extra_env: dict[str, str] | None = None) -> None:
-    env = {**os.environ, **(extra_env or {})}
-    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if proc.returncode != 0:
-        raise LastexamError(f"`{' '.join(argv[:4])} ...` failed:\n{proc.stdout[-3000:]}")
 
 
 def fingerprint(env: Environment) -> dict[str, str]:

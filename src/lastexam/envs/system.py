@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+from lastexam.errors import LastexamError
+
 BASE_PYTHON = "/usr/bin/python3"  # Debian's: inside the sandbox, host-only Pythons are unseen
 BASE_PYTHON_PACKAGE = "python3"  # the Debian package it comes from, recorded in every lock
 
@@ -42,3 +44,11 @@ def python_tag(python: str = BASE_PYTHON) -> str:
         return "unavailable"
     major, minor, machine = [*proc.stdout.split(), "?", "?", "?"][:3]
     return f"{major}.{minor} {machine}"
+
+
+def run_checked(argv: list[str], env: dict[str, str] | None = None) -> None:
+    """Run an install or lock step (`env`: its whole environment; default, this process's);
+    a LastexamError with the end of its output when it fails."""
+    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        raise LastexamError(f"`{' '.join(argv[:6])} ...` failed:\n{proc.stdout[-3000:]}")

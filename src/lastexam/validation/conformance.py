@@ -5,7 +5,6 @@ depend on the BLAS kernel the machine picks. Each gate's name is a constant, for
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 import shutil
 import tomllib
@@ -17,12 +16,16 @@ from lastexam.envs.manage import Environment
 from lastexam.grading.files import MAX_TEXT_BYTES
 from lastexam.paths import default_tasks_dir
 from lastexam.run.trial import TrialRunner
-from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
+from lastexam.sandbox.base import Mount
+from lastexam.store.models import TrialRecord
 from lastexam.task.load import Task
+from lastexam.validation.fixtures import negative_fixtures, positive_fixtures
+from lastexam.validation.script_sandbox import ScriptRun, run_script
 
 if TYPE_CHECKING:
     from lastexam.validation.gates import TaskReport, Validator
 
+ORACLE_GATE = "oracle scores 1.0"  # run in gates.py; the BLAS gate reruns what passed
 CANARY_UNIQUE = "canary unique"
 CONFORMANCE_FIXTURES = "conformance fixtures"
 TIER_RATIONALE = "tier rationale"
@@ -64,8 +67,6 @@ def suite_canaries(folders: Iterable[Path]) -> Canaries:
 
 
 def static_conformance(task: Task, report: TaskReport, canaries: Canaries) -> None:
-    from lastexam.validation.gates import negative_fixtures, positive_fixtures
-
     others = sorted({tid for p, tid in canaries.get(task.spec.canary, {}).items()
                      if p != task.path.resolve()})
     report.add(CANARY_UNIQUE, not others, f"canary also used by {', '.join(others)}" if others else "")
@@ -106,15 +107,14 @@ def malformed_gate(v: Validator, task: Task, env: Environment, oracle_output: Pa
         variants += [(f"{o} empty", [o], "empty file") for o in task.spec.outputs]
     bad = []
     for i, (label, targets, kind) in enumerate(variants):
-        work = v.area.validation(task.id) / f"malformed-src-{i}"
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.copytree(oracle_output, work, symlinks=True)
+        # Malformed in place, in the folder the grader reads: a copy would write the huge
+        # file's zeros to disk where truncate leaves a hole.
+        copy = v._grading_copy(task, oracle_output, f"malformed-{i}")
         for out in targets:
-            _malform(work / out, kind, f"{task.id}/{out}")
-        g = v._grade_dir(task, env, work, f"malformed-{i}")
+            _malform(copy / out, kind, f"{task.id}/{out}")
+        g = v._grade_copy(task, env, copy, f"malformed-{i}")
         # The huge files would otherwise stay until the run is removed (or forever with --keep).
-        for copy in (work, v.area.validation(task.id) / f"malformed-{i}" / "output"):
-            shutil.rmtree(copy, ignore_errors=True)
+        shutil.rmtree(copy, ignore_errors=True)
         if not g.ok:
             bad.append(f"{label}: grader error: {(g.error or '').strip()[-200:]}")
         elif g.score == 1.0:
@@ -149,28 +149,19 @@ def run_generator(runner: TrialRunner, task: Task, env: Environment, work: Path,
     """Run generate.py in a sandbox; "" when it rewrites inputs/ and reference/ byte for byte,
     else what went wrong."""
     shutil.rmtree(work, ignore_errors=True)
-    src, out = work / "task", work / "out"
-    shutil.copytree(task.path, src, ignore=shutil.ignore_patterns("fixtures", "__pycache__"))
-    out.mkdir(parents=True)
-    for p in [work, *work.rglob("*")]:
-        p.chmod(0o755 if p.is_dir() else 0o644)
-    if runner.provider.uid is not None:
-        os.chown(out, runner.provider.uid, runner.provider.uid)
-    result = runner.provider.run(SandboxRequest(
+    shutil.copytree(task.path, work / "task", ignore=shutil.ignore_patterns("fixtures", "__pycache__"))
+    out, why = run_script(runner.provider, env, ScriptRun(
         name=f"{runner.run_id}.{task.id}.{tag}",
         argv=["python3", "-B", "/gen/task/generate.py", "--out", "/gen/out"],
-        mounts=[Mount(src, "/gen/task"), Mount(out, "/gen/out", writable=True), *env.mounts()],
-        env={**env.variables(), "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
+        work=work,
+        mounts=[Mount(work / "task", "/gen/task")],
+        out_at="/gen/out",
         cwd="/gen/out",
-        limits=SandboxLimits(wall_s=GENERATE_WALL_S, memory_mb=4096, max_processes=256,
-                             watch_bytes=4 * 1024**3),
-        stdout=work / "generate.stdout.log",
-        stderr=work / "generate.stderr.log",
-        watch=[out],
+        wall_s=GENERATE_WALL_S,
+        log="generate",
     ))
-    if result.exit_code != 0 or result.killed:
-        tail = (work / "generate.stderr.log").read_text(errors="replace")[-400:]
-        return f"exit {result.exit_code} {result.killed or ''}: {tail}"
+    if why:
+        return why
     diffs = [f"differs: {part}: {d}" for part in ("inputs", "reference")
              if (d := first_difference(out / part, task.path / part))]
     return "; ".join(diffs)
@@ -184,8 +175,6 @@ def generator_gate(v: Validator, task: Task, env: Environment, report: TaskRepor
 def blas_gate(v: Validator, task: Task, env: Environment, report: TaskReport) -> None:
     """The oracle scores 1.0 and generate.py reproduces the task under each BLAS setting. Only
     what passed under the default setting is rerun: a failure there is reported once."""
-    from lastexam.validation.gates import ORACLE_GATE, _describe_trial
-
     passed = {g.name for g in report.gates if g.passed}
     oracle, generate = ORACLE_GATE in passed, task.generator.is_file() and GENERATE_REPRODUCES in passed
     if not (oracle or generate):
@@ -196,9 +185,19 @@ def blas_gate(v: Validator, task: Task, env: Environment, report: TaskReport) ->
         if oracle:
             trial = v._trial(task, variant, "oracle", attempt)
             if not (trial.status == "completed" and trial.score == 1.0):
-                bad.append(f"{label}: oracle {_describe_trial(trial)}")
+                bad.append(f"{label}: oracle {describe_trial(trial)}")
         if generate:
             work = v.area.validation(task.id) / f"generate-blas-{attempt}"
             if why := run_generator(v.runner, task, variant, work, f"generate-blas-{attempt}"):
                 bad.append(f"{label}: generate.py {why}")
     report.add(BLAS_REPRODUCIBLE, not bad, "; ".join(bad))
+
+
+def describe_trial(t: TrialRecord) -> str:
+    failed = [c.name for c in (t.grade.checks if t.grade else []) if not c.passed]
+    detail = f"status {t.status}, score {t.score}"
+    if t.error:
+        detail += f", error: {t.error.strip().splitlines()[-1][:300]}"
+    if failed:
+        detail += f", failed checks: {failed[:6]}"
+    return detail

@@ -11,23 +11,15 @@ environment (its PATH and [env] variables), no network, cwd = a copy of the fixt
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 from lastexam.envs.manage import Environment
-from lastexam.sandbox.base import (
-    Mount,
-    SandboxError,
-    SandboxLimits,
-    SandboxProvider,
-    SandboxRequest,
-    SandboxResult,
-)
+from lastexam.sandbox.base import Mount, SandboxProvider
+from lastexam.validation.script_sandbox import ScriptRun, run_script
 
 MAKE_SCRIPT = "make.sh"
-MAKE_LIMITS = SandboxLimits(wall_s=600, memory_mb=4096, max_processes=256, watch_bytes=4 * 1024**3)
-LOG_TAIL_CHARS = 400
+MAKE_WALL_S = 600
 
 
 def has_make_script(fixture_dir: Path) -> bool:
@@ -48,55 +40,20 @@ def build_fixture_output(
     if not oracle_output.is_dir():
         return None, "make.sh needs the oracle's output, and the oracle left none"
     shutil.rmtree(work, ignore_errors=True)
-    src, oracle, out = work / "fixture", work / "oracle", work / "out"
-    shutil.copytree(fixture_dir, src, ignore=shutil.ignore_patterns("output", "__pycache__"))
-    # The run folder (and maybe the checkout) is private to the harness: the sandbox uid reads copies.
-    shutil.copytree(oracle_output, oracle, symlinks=True)
+    shutil.copytree(fixture_dir, work / "fixture", ignore=shutil.ignore_patterns("output", "__pycache__"))
+    shutil.copytree(oracle_output, work / "oracle", symlinks=True)
     shutil.copytree(inputs, work / "inputs", symlinks=True)
-    out.mkdir(parents=True)
-    for p in [work, *work.rglob("*")]:
-        p.chmod(0o755 if p.is_dir() else 0o644)
-    uid = provider.uid
-    if uid is not None:
-        os.chown(out, uid, uid)
-    try:
-        result = _run(provider, env, name, src, oracle, work / "inputs", out, work)
-    except SandboxError as e:
-        return None, f"make.sh sandbox did not start: {e}"
-    if result.exit_code != 0 or result.killed:
-        tail = (work / "make.stderr.log").read_text(errors="replace")[-LOG_TAIL_CHARS:]
-        return None, f"make.sh failed (exit {result.exit_code}{', ' + result.killed if result.killed else ''}): {tail}"
-    return out, ""
-
-
-def _run(
-    provider: SandboxProvider, env: Environment, name: str, src: Path, oracle: Path, inputs: Path,
-    out: Path, work: Path,
-) -> SandboxResult:
-    return provider.run(
-        SandboxRequest(
-            name=name,
-            argv=["bash", f"/fixture/src/{MAKE_SCRIPT}"],
-            mounts=[
-                Mount(src, "/fixture/src"),
-                Mount(oracle, "/fixture/oracle"),
-                Mount(inputs, "/fixture/inputs"),
-                Mount(out, "/fixture/out", writable=True),
-                *env.mounts(),
-            ],
-            env={
-                **env.variables(),
-                "HOME": "/tmp",
-                "LANG": "C.UTF-8",
-                "PYTHONHASHSEED": "0",
-                "ORACLE_OUTPUT": "/fixture/oracle",
-                "TASK_INPUTS": "/fixture/inputs",
-                "OUT": "/fixture/out",
-            },
-            cwd="/fixture/src",
-            limits=MAKE_LIMITS,
-            stdout=work / "make.stdout.log",
-            stderr=work / "make.stderr.log",
-            watch=[out],
-        )
-    )
+    out, why = run_script(provider, env, ScriptRun(
+        name=name,
+        argv=["bash", f"/fixture/src/{MAKE_SCRIPT}"],
+        work=work,
+        mounts=[Mount(work / "fixture", "/fixture/src"), Mount(work / "oracle", "/fixture/oracle"),
+                Mount(work / "inputs", "/fixture/inputs")],
+        out_at="/fixture/out",
+        cwd="/fixture/src",
+        wall_s=MAKE_WALL_S,
+        log="make",
+        variables={"ORACLE_OUTPUT": "/fixture/oracle", "TASK_INPUTS": "/fixture/inputs",
+                   "OUT": "/fixture/out"},
+    ))
+    return (None, f"make.sh: {why}") if why else (out, "")

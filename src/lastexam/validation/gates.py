@@ -5,16 +5,12 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lastexam.agents import get_agent
 from lastexam.envs import manage as envs
-from lastexam.errors import LastexamError, describe_validation_error
+from lastexam.errors import LastexamError
 from lastexam.layout import RunPaths
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.trial import TrialPlan, TrialRunner
@@ -24,6 +20,7 @@ from lastexam.task.hygiene import solution_uses
 from lastexam.task.load import Task, load_task
 from lastexam.validation import conformance as cf
 from lastexam.validation.fixture_build import build_fixture_output, has_make_script
+from lastexam.validation.fixtures import Fixture, FixtureSpec, negative_fixtures, positive_fixtures
 from lastexam.validation.selection import ALL_GATES, GateSelection
 
 MIN_NEGATIVE_FIXTURES = 2
@@ -31,39 +28,6 @@ LEAK_LINE_MIN = 20
 TEXT_SUFFIXES = {".txt", ".csv", ".json", ".md", ".tsv", ".xml", ".yaml", ".yml", ".toml", ".cir",
                  ".sp", ".net", ".vcf", ".sam", ".fa", ".fasta", ".bed", ".gff", ".py", ".r",
                  ".m", ".scad", ".html", ".tex", ".log", ".ini", ".cfg", ".sql", ".inp", ".dat"}
-
-
-SHORTCUT_SCORE_MAX = 0.5
-ORACLE_GATE = "oracle scores 1.0"
-
-
-class FixtureSpec(BaseModel):
-    """fixtures/negative/<name>/fixture.toml; the known-wrong output is in output/ beside it.
-
-    kind "mistake": a professional error; "shortcut": a deliverable that skips the crux of the
-    job (placeholder, pasted constants, key step left out, naive method), held to at most 0.5."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    mistake: str = Field(min_length=5)
-    kind: Literal["mistake", "shortcut"] = "mistake"
-    score_min: float = Field(ge=0.0, le=1.0)
-    score_max: float = Field(ge=0.0, lt=1.0)
-
-    @model_validator(mode="after")
-    def _shortcut_bound(self) -> FixtureSpec:
-        if self.kind == "shortcut" and self.score_max > SHORTCUT_SCORE_MAX:
-            raise ValueError(f"score_max: a shortcut may score at most {SHORTCUT_SCORE_MAX}")
-        return self
-
-
-class PositiveFixtureSpec(BaseModel):
-    """fixtures/positive/<name>/fixture.toml: a valid deliverable (output/ beside it) that must
-    score a full pass, e.g. the oracle's output reformatted or made by another valid method."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    variant: str = Field(min_length=5)
 
 
 @dataclass
@@ -147,48 +111,6 @@ def _is_text(p: Path) -> bool:
     return p.suffix.lower() in TEXT_SUFFIXES or p.name == "instruction.md"
 
 
-@dataclass(frozen=True)
-class NegativeFixture:
-    name: str
-    path: Path
-    spec: FixtureSpec | PositiveFixtureSpec | None
-    error: str = ""
-
-    @property
-    def output(self) -> Path:
-        return self.path / "output"
-
-
-def negative_fixtures(task: Task) -> list[NegativeFixture]:
-    return _fixtures(task.negative_fixtures_dir, FixtureSpec)
-
-
-def positive_fixtures(task: Task) -> list[NegativeFixture]:
-    return _fixtures(task.path / "fixtures" / "positive", PositiveFixtureSpec)
-
-
-def _fixtures(root: Path, model: type[FixtureSpec] | type[PositiveFixtureSpec]) -> list[NegativeFixture]:
-    found = []
-    for d in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-        toml_path = d / "fixture.toml"
-        try:
-            spec = model.model_validate(tomllib.loads(toml_path.read_text()))
-            if isinstance(spec, FixtureSpec) and spec.score_min > spec.score_max:
-                raise LastexamError("score_min is above score_max", path=toml_path)
-            if not (d / "output").is_dir() and not has_make_script(d):
-                raise LastexamError("neither output/ nor make.sh beside fixture.toml", path=d)
-            found.append(NegativeFixture(d.name, d, spec))
-        except FileNotFoundError:
-            found.append(NegativeFixture(d.name, d, None, f"{toml_path}: missing"))
-        except tomllib.TOMLDecodeError as e:
-            found.append(NegativeFixture(d.name, d, None, f"{toml_path}: not valid TOML: {e}"))
-        except ValidationError as e:
-            found.append(NegativeFixture(d.name, d, None, f"{toml_path}: {describe_validation_error(e)}"))
-        except LastexamError as e:
-            found.append(NegativeFixture(d.name, d, None, e.render()))
-    return found
-
-
 @dataclass
 class Validator:
     """Runs the sandboxed gates of tasks, within one run's work area and store."""
@@ -228,14 +150,14 @@ class Validator:
         if select.runs("oracle"):
             oracle = self._trial(task, env, "oracle")
             report.add(
-                ORACLE_GATE,
+                cf.ORACLE_GATE,
                 oracle.status == "completed" and oracle.score == 1.0,
-                _describe_trial(oracle),
+                cf.describe_trial(oracle),
             )
             oracle_output = RunPaths(self.runner.run_dir).trial(oracle.trial_id).output
         if select.runs("nop"):
             nop = self._trial(task, env, "nop")
-            report.add("nop scores 0", nop.status == "completed" and nop.score == 0.0, _describe_trial(nop))
+            report.add("nop scores 0", nop.status == "completed" and nop.score == 0.0, cf.describe_trial(nop))
         for fx in negative_fixtures(task) if select.runs("negative") else []:
             self._fixture_gate(task, env, fx, oracle_output, report)
         for fx in positive_fixtures(task) if select.runs("positive") else []:
@@ -256,14 +178,22 @@ class Validator:
         return self.runner.run(TrialPlan(task, key, agent, {}, task.spec.timeout_s, env))
 
     def _grade_dir(self, task: Task, env: envs.Environment, output: Path, tag: str) -> GradeRecord:
+        return self._grade_copy(task, env, self._grading_copy(task, output, tag), tag)
+
+    def _grading_copy(self, task: Task, output: Path, tag: str) -> Path:
+        """A copy of `output` in the folder of grading `tag`, for _grade_copy."""
         work = self.area.validation(task.id) / tag
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
-        work.chmod(0o711)
-        (work.parent).chmod(0o711)
-        (work.parent.parent).chmod(0o711)
         copy = work / "output"
         shutil.copytree(output, copy, symlinks=True)
+        return copy
+
+    def _grade_copy(self, task: Task, env: envs.Environment, copy: Path, tag: str) -> GradeRecord:
+        """Grade a folder made by _grading_copy (and maybe altered since)."""
+        work = copy.parent
+        for d in (work, work.parent, work.parent.parent):
+            d.chmod(0o711)
         for p in [copy, *copy.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
         pristine = dict(task.input_hashes)  # a fixture's inputs are the task's own
@@ -271,7 +201,7 @@ class Validator:
         return grade(self.runner.provider, self.area, req)
 
     def _fixture_output(
-        self, task: Task, env: envs.Environment, fx: NegativeFixture, oracle_output: Path, tag: str
+        self, task: Task, env: envs.Environment, fx: Fixture, oracle_output: Path, tag: str
     ) -> tuple[Path | None, str]:
         """The fixture's committed output/, or the one its make.sh builds from the oracle's."""
         if not has_make_script(fx.path):
@@ -283,7 +213,7 @@ class Validator:
         )
 
     def _grade_fixture(
-        self, task: Task, env: envs.Environment, fx: NegativeFixture, oracle_output: Path, tag: str
+        self, task: Task, env: envs.Environment, fx: Fixture, oracle_output: Path, tag: str
     ) -> GradeRecord | str:
         """The fixture's grade, or why it could not be graded (a failed gate either way)."""
         if fx.spec is None:
@@ -295,7 +225,7 @@ class Validator:
         return g if g.ok else f"grader error: {g.error}"
 
     def _positive_gate(
-        self, task: Task, env: envs.Environment, fx: NegativeFixture, oracle_output: Path, report: TaskReport
+        self, task: Task, env: envs.Environment, fx: Fixture, oracle_output: Path, report: TaskReport
     ) -> None:
         name = f"positive fixture {fx.name}"
         g = self._grade_fixture(task, env, fx, oracle_output, f"positive-{fx.name}")
@@ -306,7 +236,7 @@ class Validator:
         report.add(name, g.score == 1.0, f"score {g.score}; failed: {', '.join(failed)}" if failed else "")
 
     def _fixture_gate(
-        self, task: Task, env: envs.Environment, fx: NegativeFixture, oracle_output: Path, report: TaskReport
+        self, task: Task, env: envs.Environment, fx: Fixture, oracle_output: Path, report: TaskReport
     ) -> None:
         name = f"negative fixture {fx.name}"
         g = self._grade_fixture(task, env, fx, oracle_output, f"fixture-{fx.name}")
@@ -328,13 +258,3 @@ class Validator:
             c.model_dump() for c in second.checks
         ]
         report.add("grading is deterministic", same, "" if same else "two gradings of the oracle output differ")
-
-
-def _describe_trial(t) -> str:
-    failed = [c.name for c in (t.grade.checks if t.grade else []) if not c.passed]
-    detail = f"status {t.status}, score {t.score}"
-    if t.error:
-        detail += f", error: {t.error.strip().splitlines()[-1][:300]}"
-    if failed:
-        detail += f", failed checks: {failed[:6]}"
-    return detail

@@ -1,8 +1,9 @@
 """tasks/validation-manifest.json: which tasks passed every gate, for which content.
 
 Each task's key is a sha256 over its folder, its environment's toml and lock, and the grading
-library, so that changing any of them invalidates the entry. `lastexam validate --changed`
-runs the sandboxed gates only on tasks whose key is not in the manifest."""
+library, so that changing any of them invalidates the entry; so does a gate kind added since
+the entry was recorded. `lastexam validate --changed` runs the sandboxed gates only on tasks
+whose entry is not current."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lastexam.errors import LastexamError, describe_validation_error
 from lastexam.paths import package_dir, project_root
+from lastexam.validation.selection import ALL_GATES
 
 MANIFEST_NAME = "validation-manifest.json"
 
@@ -25,10 +27,15 @@ class ManifestEntry(BaseModel):
 
     key: str = Field(pattern=r"^[0-9a-f]{64}$")
     passed: bool = True
+    kinds: list[str] = []  # the gate kinds run (selection names); absent in older entries
     gates: list[str]
     seconds: dict[str, float]
     date: str
     commit: str
+
+    def current(self, key: str) -> bool:
+        """Recorded for this key, with every gate kind there is now."""
+        return self.key == key and set(self.kinds) >= ALL_GATES.names
 
 
 class Manifest(BaseModel):

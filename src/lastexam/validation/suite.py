@@ -45,7 +45,8 @@ def plan_validation(
     day: dt.date,
 ) -> ValidationPlan:
     """Every gate (or `gates`) for each folder; with `changed`, only the static gates for tasks
-    whose key matches the manifest, except `sample` of them picked by the UTC day."""
+    whose manifest entry is current (same key, every gate kind), except `sample` of them picked
+    by the UTC day."""
     if sample and not changed:
         raise LastexamError("--sample picks among unchanged tasks: use it with --changed", field="--sample")
     plan = ValidationPlan()
@@ -59,7 +60,7 @@ def plan_validation(
         env_toml = environments_dir(task.path) / f"{task.spec.environment}.toml"
         plan.keys[folder] = task_key(task.path, env_toml)
         entry = manifest.tasks.get(task.id)
-        if changed and entry is not None and entry.key == plan.keys[folder]:
+        if changed and entry is not None and entry.current(plan.keys[folder]):
             plan.unchanged[folder] = entry.date
             ids[task.id] = folder
     plan.sampled = rotating_sample(list(ids), sample, day)
@@ -82,7 +83,7 @@ def record_reports(
             tasks.pop(r.task, None)
         elif r.selection.complete and folder in plan.keys:
             tasks[r.task] = ManifestEntry(
-                key=plan.keys[folder], gates=[g.name for g in r.gates],
+                key=plan.keys[folder], kinds=sorted(r.selection.names), gates=[g.name for g in r.gates],
                 seconds={g.name: g.seconds for g in r.gates}, date=day.isoformat(), commit=commit,
             )
     return Manifest(tasks=tasks)
