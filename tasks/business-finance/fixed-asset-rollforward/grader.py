@@ -128,7 +128,7 @@ def grade(ctx: GradeContext) -> Rubric:
             if recalc_ok.passed and rows else [(0.0, Outcome(False, "no Schedule rows to probe"))] * 2)
     follows, short = live[0][1], [(sh, o) for (sh, o), floor in zip(live, LIVE_SHARE_GATES, strict=True) if sh < floor]
     share, worst = short[0] if short else live[0]
-    r.gate("live model: at least 90% of the asset values follow their own Register row",  # LIVE_SHARE_GATES
+    r.gate("live model: asset values follow their own Register row (90% scaled, 75% as salvage and proceeds change)",
            Outcome(not short, f"{share:.0%} follow; {worst.message}", expected=worst.expected, seen=worst.seen))
 
     # Structure.
