@@ -275,6 +275,22 @@ def groups(assets: list[dict]) -> dict[str, list[str]]:
     return g
 
 
+def salvage_edit(assets: list[dict]) -> dict:
+    """The second live-model probe: salvage and proceeds of every asset each times a factor of
+    its own (cost kept), and the values the policy gives then. A pasted value times a ratio of
+    the cost (=Register!E5*0.0541) follows the first probe, which scales the three amounts of a
+    row alike, but moves where the policy does not (or stays where it moves) under this one."""
+    factors, values = {}, {}
+    for i, a in enumerate(sorted(assets, key=lambda a: a["asset_id"])):
+        k = {"cost": 1.0, "salvage_value": 0.3 + 0.005 * i, "disposal_proceeds": 2.5 - 0.0125 * i}
+        b = dict(a, salvage_value=a["salvage_value"] * k["salvage_value"])
+        if a["disposal_proceeds"] is not None:
+            b["disposal_proceeds"] = a["disposal_proceeds"] * k["disposal_proceeds"]
+        factors[a["asset_id"]] = k
+        values[a["asset_id"]] = {f: r6(x) for f, x in asset_values(b).items()}
+    return {"factors": factors, "values": values}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=Path(__file__).parent)
@@ -321,6 +337,7 @@ def main() -> None:
             "net_gain_loss_on_disposals": r6(sum(v["gain_loss"] for v in values.values())),
         },
         "probe": probe,
+        "salvage_edit": salvage_edit(assets),
     }
     (out / "reference" / "expected.json").write_text(json.dumps(expected, indent=1, sort_keys=True) + "\n")
 

@@ -3,10 +3,10 @@
 The agent's workbook is recalculated by LibreOffice (forced recalculation on load, so cached
 values written by any tool are not trusted), then read twice with openpyxl: values from the
 recalculated copy, formulas from the agent's file. The crux is a live model, checked by
-dependency: scaling each asset's cost, salvage and proceeds in the Register by a factor of its
-own must scale that asset's values by the same factor, and no key formula may type in its own
-result or a Register amount (together a gate); a third recalculation after raising two costs
-checks the values against the policy.
+dependency (together a gate): scaling each asset's cost, salvage and proceeds in the Register by a
+factor of its own must scale its values alike, changing salvage and proceeds must move them where
+the policy's move, and no key formula may type in its own result or a Register amount. A fourth
+recalculation after raising two costs checks the values against the policy.
 
 Tolerances: per-asset USD 0.01 (double-precision noise is ~1e-9; 0.01 also admits values
 rounded to cents, as the instruction allows); category and total sums USD 0.10 (up to ~30
@@ -55,9 +55,12 @@ SCALE_BASE, SCALE_STEP = 1.5, 0.0125
 # the policy forbids and the value checks catch) is off by cents, a pasted value by at least
 # half of itself (factors are 1.5 to 2.4).
 SCALE_TOL = 1.0
-# The crux is a live model: below this share of asset values following their own Register row,
-# the workbook is pasted numbers and nothing else counts.
-LIVE_SHARE_GATE = 0.9
+# The crux is a live model: below these shares of asset values following their own Register row
+# scaled, or moving as the policy's when salvage and proceeds change, the workbook is pasted numbers
+# and nothing counts. Live but wrong methods move as the policy's for 77% (declining balance without
+# the switch) and 94% (no mid-month convention) of the values, pasted ratios for 0-40%.
+LIVE_SHARE_GATES = (0.9, 0.6)
+MOVE_REL = 0.25  # how far a value's move may be from the policy's, relative to it
 
 
 def header_map(ws) -> dict[str, int]:
@@ -123,11 +126,12 @@ def grade(ctx: GradeContext) -> Rubric:
     roll_at = {k: v for k, v in roll_at.items() if k in roll}
 
     pasted = pasted_cells(sched_f, reg_f, rows, rows_at)
-    share, follows = (own_row_dependency(ctx, ref, rows, pasted) if recalc_ok.passed and rows
-                      else (0.0, Outcome(False, "no Schedule rows to probe")))
-    r.gate("live model: at least 90% of the asset values follow their own Register row",  # LIVE_SHARE_GATE
-           Outcome(share >= LIVE_SHARE_GATE, f"{share:.0%} follow; {follows.message}",
-                   expected=follows.expected, seen=follows.seen))
+    live = ([own_row_dependency(ctx, ref, rows, pasted), salvage_dependency(ctx, ref, rows, pasted)]
+            if recalc_ok.passed and rows else [(0.0, Outcome(False, "no Schedule rows to probe"))] * 2)
+    follows, short = live[0][1], [(sh, o) for (sh, o), floor in zip(live, LIVE_SHARE_GATES, strict=True) if sh < floor]
+    share, worst = short[0] if short else live[0]
+    r.gate("live model: asset values follow their own Register row (90% scaled, 60% as salvage and proceeds change)",
+           Outcome(not short, f"{share:.0%} follow; {worst.message}", expected=worst.expected, seen=worst.seen))
 
     # Structure.
     problems = []
@@ -256,8 +260,7 @@ def recalculated_after(ctx: GradeContext, edit, tag: str) -> tuple[dict, dict] |
     cols = header_map(reg)
     if "asset_id" not in cols or "cost" not in cols:
         return Outcome(False, "Register lacks asset_id or cost columns")
-    failed = edit(reg, cols)
-    if failed is not None:
+    if (failed := edit(reg, cols)) is not None:
         return failed
     edited = ctx.scratch / f"{tag}.xlsx"
     try:
@@ -279,12 +282,6 @@ def register_rows(reg, cols: dict[str, int]):
         aid = row[cols["asset_id"]].value if cols["asset_id"] < len(row) else None
         if isinstance(aid, str) and aid.strip():
             yield aid.strip(), row
-
-
-def scale_factors(ids: list[str]) -> dict[str, float]:
-    """A factor of its own for every asset, so that a cell reading another asset's row (or none)
-    scales by the wrong factor."""
-    return {aid: SCALE_BASE + SCALE_STEP * i for i, aid in enumerate(sorted(ids))}
 
 
 def pasted_cells(sched_f, reg_f, rows: dict[str, dict], rows_at: dict[str, tuple[int, int]]) -> dict[str, list[float]]:
@@ -320,41 +317,60 @@ def own_row_dependency(ctx: GradeContext, ref: dict, base: dict[str, dict],
     method the policy admits (and every usual mistake in it) is homogeneous of degree 1 in these
     three amounts, so each asset's values must scale by exactly its own factor: pasted numbers,
     numbers disguised as formulas (`=1234.5+0*Register!E2`) and cells computed from another
-    asset's row do not. Returns the fraction of the asset's non-zero values that follow."""
-    factors = scale_factors(list(ref["assets"]))
+    asset's row do not (a factor of its own for each asset: a cell reading another row scales wrong)."""
+    factors = {aid: SCALE_BASE + SCALE_STEP * i for i, aid in enumerate(sorted(ref["assets"]))}
 
+    def judge(aid: str, f: str, v0: float, v1: float) -> bool | str | None:
+        k = factors[aid]  # a zero that stays zero is no evidence either way
+        return None if v0 == v1 == 0 else (abs(v1 - k * v0) <= SCALE_TOL * (1 + k)
+                                           or f"{v0:.2f} x {k:.4f} = {k * v0:.2f} expected, {v1:.2f} seen")
+
+    return dependency(ctx, base, pasted, {a: dict.fromkeys(SCALE_COLUMNS, k) for a, k in factors.items()}, judge,
+                      "follow their own Register row", "each asset's values x its own factor")
+
+
+def salvage_dependency(ctx: GradeContext, ref: dict, base: dict[str, dict],
+                       pasted: dict[str, list[float]]) -> tuple[float, Outcome]:
+    """Salvage and proceeds times factors of each asset's own, cost kept (factors and the policy's values
+    in the reference): a value must move where the policy's moves, by about as much, and stay where it
+    stays. A pasted value times a ratio of cost (or cost - salvage) follows the scaling, not this."""
+    edit, policy = ref["salvage_edit"], ref["assets"]
+
+    def judge(aid: str, f: str, v0: float, v1: float) -> bool | str | None:
+        want, got = edit["values"][aid][f] - policy[aid][f], v1 - v0
+        if abs(want) <= SCALE_TOL and abs(got) <= SCALE_TOL:  # staying where it should is no evidence
+            return None
+        return abs(got - want) <= max(SCALE_TOL, MOVE_REL * abs(want)) or f"moved {got:+.2f}, the policy's {want:+.2f}"
+
+    return dependency(ctx, base, pasted, edit["factors"], judge, "move as the policy's",
+                      "values moving where and about as much as the policy's")
+
+
+def dependency(ctx: GradeContext, base: dict[str, dict], pasted: dict[str, list[float]],
+               factors: dict[str, dict[str, float]], judge, verb: str, wanted: str) -> tuple[float, Outcome]:
+    """Each asset's SCALE_COLUMNS amounts times factors[asset][column], recalculated; judge(asset, field,
+    before, after) says True (follows), None (no evidence) or why not. Returns the share that follow."""
     def edit(reg, cols):
         for aid, row in register_rows(reg, cols):
             for col in SCALE_COLUMNS:
                 cell = row[cols[col]] if col in cols and cols[col] < len(row) else None
                 v = as_number(cell.value, text=False) if cell is not None else None
                 if v is not None and aid in factors:
-                    cell.value = v * factors[aid]
+                    cell.value = v * factors[aid][col]
         return None
-
-    got = recalculated_after(ctx, edit, "scaled")
-    if isinstance(got, Outcome):
+    if isinstance(got := recalculated_after(ctx, edit, "edited"), Outcome):
         return 0.0, got
-    rows, _ = got
     followed, stuck = 0, []
-    for aid, k in sorted(factors.items()):
+    for aid in sorted(factors):
         for f in FORMULA_COLUMNS:
-            v0 = as_number(base.get(aid, {}).get(f), text=False)
-            v1 = as_number(rows.get(aid, {}).get(f), text=False)
-            if f"{aid}.{f}" in pasted:
-                stuck.append(f"{aid}.{f}: formula types in {pasted[f'{aid}.{f}'][:2]}")
-            elif v0 is None or v1 is None:
-                stuck.append(f"{aid}.{f}: not a number")
-            elif v0 == 0 and v1 == 0:
-                continue  # a zero stays zero: no evidence either way
-            elif abs(v1 - k * v0) <= SCALE_TOL * (1 + k):
-                followed += 1
-            else:
-                stuck.append(f"{aid}.{f}: {v0:.2f} x {k:.4f} = {k * v0:.2f} expected, {v1:.2f} seen")
+            v0, v1 = (as_number(rows.get(aid, {}).get(f), text=False) for rows in (base, got[0]))
+            verdict = ("formula types in " + str(pasted[f"{aid}.{f}"][:2]) if f"{aid}.{f}" in pasted
+                       else "not a number" if v0 is None or v1 is None else judge(aid, f, v0, v1))
+            followed += verdict is True
+            stuck += [f"{aid}.{f}: {verdict}"] if verdict not in (True, None) else []
     share = followed / (followed + len(stuck)) if followed + len(stuck) else 0.0
-    return share, Outcome(not stuck and followed > 0,
-                          f"{followed} values follow their own Register row, {len(stuck)} do not",
-                          expected="each asset's values x its own factor", seen=stuck[:8] or None)
+    return share, Outcome(not stuck and followed > 0, f"{followed} values {verb}, {len(stuck)} do not",
+                          expected=wanted, seen=stuck[:8] or None)
 
 
 def probe(ctx: GradeContext, ref: dict, possible: bool) -> Outcome:
@@ -371,8 +387,7 @@ def probe(ctx: GradeContext, ref: dict, possible: bool) -> Outcome:
                 done.add(aid)
         return None if done == set(new_cost) else Outcome(False, f"Register rows not found for {sorted(set(new_cost) - done)}")
 
-    got = recalculated_after(ctx, edit, "probe")
-    if isinstance(got, Outcome):
+    if isinstance(got := recalculated_after(ctx, edit, "probe"), Outcome):
         return got
     rows, roll = got
     p = ref["probe"]

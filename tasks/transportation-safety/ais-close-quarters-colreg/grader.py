@@ -112,14 +112,15 @@ def grade(ctx: GradeContext) -> Rubric:
     ref_enc = {tuple(sorted((e["mmsi_a"], e["mmsi_b"]))): e for e in ref["encounters"]}
     got_enc = rows_by(enc, _pair)
     # The crux, at a coarse threshold: screening that finds the encounters and COLREG calls made
-    # by the rules. Half the encounters right (pair, situation, give-way vessel) tolerates one
-    # method slip; listing every pair or labelling every encounter alike does not pass.
+    # by the rules. More than half the encounters right (pair, situation, give-way vessel)
+    # tolerates one method slip; listing every pair or labelling every encounter alike (even with
+    # the crossing rule's give-way vessel) does not pass.
     called = [p for p, e in sorted(ref_enc.items()) if p in got_enc and _call(got_enc[p]) == _call(e)]
     spurious = len(set(got_enc) - set(ref_enc))
-    crux = 2 * len(called) >= len(ref_enc) and spurious <= len(ref_enc)
-    r.gate("at least half the encounters found and called right (situation, give-way), spurious pairs no more than real",
+    crux = 2 * len(called) > len(ref_enc) and spurious <= len(ref_enc)
+    r.gate("more than half the encounters found and called right (situation, give-way), spurious pairs no more than real",
            Outcome(crux, f"{len(called)} of {len(ref_enc)} encounters called right, {spurious} spurious pairs",
-                   expected=f">= {(len(ref_enc) + 1) // 2} right, <= {len(ref_enc)} spurious",
+                   expected=f">= {len(ref_enc) // 2 + 1} right, <= {len(ref_enc)} spurious",
                    seen={"called_right": [list(p) for p in called], "spurious": spurious}))
     ok = set(got_enc) == set(ref_enc)
     r.check("encounter set: exactly the pairs ever in a close-quarters situation", 3,
