@@ -8,9 +8,11 @@ part of the output the provider reports as reasoning (informational, already cou
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from lastexam.errors import describe_validation_error
 
 # The longest line of a gateway log: the gateway writes longer calls without their bodies,
 # and readers skip longer lines without holding them.
@@ -138,23 +140,113 @@ class ToolTurn(BaseModel):
     input: dict[str, Any] = {}
 
 
+# The computer-use tools (docs/agents.md, "Computer use"): each action's arguments, checked
+# when a script is loaded. Coordinates are integers 0-1000 on each axis.
+Coord = Annotated[int, Field(strict=True, ge=0, le=1000)]
+Button = Literal["left", "right", "middle"]
+Seconds = Annotated[float, Field(ge=0, le=3600)]
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class KeysArgs(_Args):
+    keys: str = Field(min_length=1)
+
+
+class KeyArgs(_Args):
+    key: str = Field(min_length=1)
+
+
+class HoldKeyArgs(KeyArgs):
+    seconds: Seconds
+
+
+class TypeArgs(_Args):
+    text: str
+
+
+class PointArgs(_Args):
+    x: Coord
+    y: Coord
+
+
+class ClickArgs(PointArgs):
+    button: Button = "left"
+    count: int = Field(1, strict=True, ge=1, le=3)
+
+
+class DragArgs(_Args):
+    x1: Coord
+    y1: Coord
+    x2: Coord
+    y2: Coord
+
+
+class ButtonArgs(_Args):
+    button: Button = "left"
+
+
+class ScrollArgs(PointArgs):
+    direction: Literal["up", "down", "left", "right"] = "down"
+    amount: int = Field(3, strict=True, ge=1, le=100)
+
+
+class WaitArgs(_Args):
+    seconds: Seconds
+
+
+class ScreenshotArgs(_Args):
+    save: bool = True
+
+
+COMPUTER_ACTIONS: dict[str, type[_Args]] = {
+    "key": KeysArgs, "key_down": KeyArgs, "key_up": KeyArgs, "hold_key": HoldKeyArgs,
+    "type": TypeArgs, "mouse_move": PointArgs, "click": ClickArgs, "drag": DragArgs,
+    "mouse_down": ButtonArgs, "mouse_up": ButtonArgs, "scroll": ScrollArgs, "wait": WaitArgs,
+    "screenshot": ScreenshotArgs, "cursor_position": _Args, "get_screen_size": _Args,
+}
+
+
+def computer_call_problem(turn: dict[str, Any]) -> str | None:
+    """What is wrong with a `computer:` turn ({action: NAME, ...arguments}), or None."""
+    action = turn.get("action")
+    if action is None:
+        return "no action: a computer turn is {action: NAME, ...arguments}"
+    if not isinstance(action, str) or action not in COMPUTER_ACTIONS:
+        return f"unknown action {action!r} (actions: {', '.join(COMPUTER_ACTIONS)})"
+    try:
+        COMPUTER_ACTIONS[action].model_validate({k: v for k, v in turn.items() if k != "action"})
+    except ValidationError as e:
+        return f"action {action!r}: {describe_validation_error(e)}"
+    return None
+
+
 class ScriptTurn(BaseModel):
-    """One answer of the scripted upstream: exactly one of shell, tool or text."""
+    """One answer of the scripted upstream: exactly one of shell, tool, computer or text."""
 
     model_config = ConfigDict(extra="forbid")
 
     shell: str | None = None  # a call of the shell tool the client declared
     tool: ToolTurn | None = None  # a call of any tool the client declared, by name
+    # a call of a computer-use tool, in the client's own naming: {action: NAME, ...arguments}
+    computer: dict[str, Any] | None = None
     text: str | None = None  # a final answer
     reasoning: str | None = None
     usage: TurnUsage | None = None
 
     @model_validator(mode="after")
     def _one_kind(self) -> ScriptTurn:
-        given = [k for k in ("shell", "tool", "text") if getattr(self, k) is not None]
+        given = [k for k in ("shell", "tool", "computer", "text") if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError(f"a turn needs exactly one of shell, tool, text (got {given or 'none'})")
+            raise ValueError("a turn needs exactly one of shell, tool, computer, text "
+                             f"(got {given or 'none'})")
         return self
+
+    @property
+    def computer_args(self) -> dict[str, Any]:
+        return {k: v for k, v in (self.computer or {}).items() if k != "action"}
 
 
 class Script(BaseModel):
@@ -165,3 +257,12 @@ class Script(BaseModel):
     turns: list[ScriptTurn]
     final_text: str = "Done."  # the answer once the turns have run out
     price_as: str | None = None  # price calls as this model of the price table (else null)
+
+    @model_validator(mode="after")
+    def _computer_turns(self) -> Script:
+        problems = [f"turn {i} (computer): {problem}"
+                    for i, turn in enumerate(self.turns, start=1) if turn.computer is not None
+                    if (problem := computer_call_problem(turn.computer))]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self

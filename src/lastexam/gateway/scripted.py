@@ -1,9 +1,10 @@
 """The scripted upstream: answers each model request of a trial with the script's next turn,
 in the wire format and streaming mode the client asked in.
 
-Requests that declare no tools (titles, summaries, routing checks some clients make on the
-side) do not consume a turn: they get a short text answer. Once the turns have run out,
-every request gets the script's final text.
+A `computer:` turn becomes a call of the computer-use tool of its action under the name the
+client gives it (docs/agents.md, "Computer use"). Requests that declare no tools (titles,
+summaries, routing checks some clients make on the side) do not consume a turn: they get a
+short text answer. Once the turns have run out, every request gets the script's final text.
 """
 
 from __future__ import annotations
@@ -59,13 +60,14 @@ class ScriptedUpstream:
         self._next = 0
         self._lock = threading.Lock()
 
-    def _take(self) -> ScriptTurn | None:
+    def _take(self) -> tuple[int, ScriptTurn | None]:
+        """The next turn and its number (from 1), or None once the turns have run out."""
         with self._lock:
             if self._next >= len(self.script.turns):
-                return None
+                return 0, None
             turn = self.script.turns[self._next]
             self._next += 1
-            return turn
+            return self._next, turn
 
     def upper_bound(self, wire: Wire, req: WireRequest) -> Usage:
         """Nothing: a script bills no one (what its turns claim is charged when answered)."""
@@ -78,11 +80,11 @@ class ScriptedUpstream:
         if not wire.tools(req):
             reply = Reply(text=SIDE_ANSWER)
         else:
-            turn = self._take()
+            number, turn = self._take()
             try:
                 reply = self._reply(turn, wire, req)
             except ValueError as e:
-                body = wire.error_body(400, f"lastexam scripted upstream: {e}")
+                body = wire.error_body(400, f"lastexam scripted upstream: turn {number}: {e}")
                 sink.start(400, "application/json", False)
                 sink.write(json.dumps(body).encode())
                 return Outcome(400, self.name, None, body, str(e))
@@ -113,10 +115,17 @@ class ScriptedUpstream:
         if turn.shell is not None:
             shell = wire.shell_tool(req)
             if shell is None:
-                names = ", ".join(d.name for d in wire.tools(req))
-                raise ValueError(f"the request declares no shell tool (tools: {names})")
+                raise ValueError(f"the request declares no shell tool (tools: {_names(wire, req)})")
             name, arg = shell
             return Reply(tool_calls=[ToolCall(name, {arg: turn.shell})], reasoning=reasoning)
+        if turn.computer is not None:
+            action = turn.computer["action"]
+            decl = wire.computer_tool(req, action)
+            if decl is None:
+                raise ValueError(f"the request offers no computer tool {action!r} "
+                                 f"(tools: {_names(wire, req)})")
+            call = ToolCall(decl.name, turn.computer_args, namespace=decl.namespace)
+            return Reply(tool_calls=[call], reasoning=reasoning)
         assert turn.tool is not None
         declared = {d.name for d in wire.tools(req)}
         if turn.tool.name not in declared:
@@ -130,6 +139,13 @@ class ScriptedUpstream:
         sink.start(200, "application/json", False)
         sink.write(json.dumps(body).encode())
         return Outcome(200, self.name, None, body)
+
+
+def _names(wire: Wire, req: WireRequest, limit: int = 80) -> str:
+    """The tools a request offers, for a message (namespaced ones as `namespace.name`)."""
+    names = [f"{d.namespace}.{d.name}" if d.namespace else d.name for d in wire.tools(req)]
+    more = f", ... {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more or "none"
 
 
 def _logged(chunks: list[bytes], stream: bool) -> object:

@@ -27,10 +27,25 @@ SHELL_TOOLS: dict[str, str] = {
 }
 
 
+# The MCP server of computer use, as every client's configuration names it.
+COMPUTER_SERVER = "computer"
+
+
+def computer_tool_names(action: str) -> list[tuple[str, str | None]]:
+    """(tool name, namespace) under which a client offers the computer server's tool
+    `action`, most specific first: Claude Code's `mcp__computer__click`, Codex's `click` in
+    the namespace `mcp__computer`, Gemini CLI's `mcp_computer_click`, and lastexam-agent's
+    native `computer_click` or `click`."""
+    s = COMPUTER_SERVER
+    return [(f"mcp__{s}__{action}", None), (action, f"mcp__{s}"), (f"mcp_{s}_{action}", None),
+            (f"{s}_{action}", None), (action, None)]
+
+
 @dataclass(frozen=True)
 class ToolDecl:
     name: str
     properties: dict[str, Any]
+    namespace: str | None = None  # the group a tool is declared in (Responses namespaces)
 
 
 @dataclass
@@ -38,6 +53,7 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     call_id: str = field(default_factory=lambda: "call_" + secrets.token_hex(8))
+    namespace: str | None = None
 
 
 @dataclass
@@ -169,9 +185,17 @@ class Wire(ABC):
         """Path and body to send upstream so that `model` answers."""
         return req.path, {**req.body, "model": model}
 
+    def computer_tool(self, req: WireRequest, action: str) -> ToolDecl | None:
+        """The tool the client declared for the computer server's `action`, if any."""
+        declared = {(d.name, d.namespace): d for d in self.tools(req)}
+        for key in computer_tool_names(action):
+            if key in declared:
+                return declared[key]
+        return None
+
     def shell_tool(self, req: WireRequest) -> tuple[str, str] | None:
         """(tool name, command argument) of the shell tool the client declared, if any."""
-        decls = self.tools(req)
+        decls = [d for d in self.tools(req) if d.namespace is None]
         for d in decls:
             if d.name in SHELL_TOOLS:
                 return d.name, SHELL_TOOLS[d.name]

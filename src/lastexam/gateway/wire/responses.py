@@ -40,10 +40,26 @@ def _items(reply: Reply) -> list[dict[str, Any]]:
                       "status": "completed",
                       "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
     for call in reply.tool_calls:
-        items.append({"type": "function_call", "id": new_id("fc_"), "call_id": call.call_id,
-                      "name": call.name, "arguments": args_json(call.arguments),
-                      "status": "completed"})
+        item = {"type": "function_call", "id": new_id("fc_"), "call_id": call.call_id,
+                "name": call.name, "arguments": args_json(call.arguments), "status": "completed"}
+        if call.namespace:
+            item["namespace"] = call.namespace
+        items.append(item)
     return items
+
+
+def _functions(tools: Any, namespace: str | None = None) -> list[ToolDecl]:
+    out = []
+    for t in tools if isinstance(tools, list) else []:
+        if not isinstance(t, dict):
+            continue
+        if t.get("type") == "function" and "name" in t:
+            props = (t.get("parameters") or {}).get("properties") or {}
+            out.append(ToolDecl(t["name"], props, namespace))
+        elif t.get("type") == "namespace" and namespace is None and isinstance(t.get("name"), str):
+            # Codex groups each MCP server's tools in a namespace named `mcp__<server>`.
+            out += _functions(t.get("tools"), t["name"])
+    return out
 
 
 class ResponsesWire(Wire):
@@ -51,11 +67,7 @@ class ResponsesWire(Wire):
     max_output_fields = (("max_output_tokens",),)
 
     def tools(self, req: WireRequest) -> list[ToolDecl]:
-        return [
-            ToolDecl(t["name"], (t.get("parameters") or {}).get("properties") or {})
-            for t in req.body.get("tools") or []
-            if isinstance(t, dict) and t.get("type") == "function" and "name" in t
-        ]
+        return _functions(req.body.get("tools"))
 
     def render(self, reply: Reply, model: str, stream: bool) -> Iterator[bytes]:
         rid, created = new_id("resp_"), int(time.time())
