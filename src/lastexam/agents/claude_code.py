@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from lastexam.agents.base import AgentContext, AgentLaunch
-from lastexam.agents.harness import QUIET_ENV, GatewayAgent
+from lastexam.agents.harness import MCP_START_S, QUIET_ENV, GatewayAgent, computer_server
 from lastexam.agents.npm import NpmToolchain
+from lastexam.gateway.wire.base import COMPUTER_SERVER
 from lastexam.trajectory.schema import Step
 
 # 2.1.197 is the newest release whose package accepts Node 20 (2.1.198+ require Node 22).
@@ -30,6 +32,12 @@ class ClaudeCodeAgent(GatewayAgent):
                 "--verbose", "--dangerously-skip-permissions", "--model", model]
         if ctx.args.get("max_turns"):
             argv += ["--max-turns", ctx.args["max_turns"]]
+        if ctx.desktop:
+            # Its tools are `mcp__computer__<action>`; both options take several values, hence
+            # the `=` form.
+            servers = {n: {"type": "stdio", **v} for n, v in computer_server().items()}
+            argv += [f"--mcp-config={json.dumps({'mcpServers': servers})}", "--strict-mcp-config",
+                     f"--allowedTools=mcp__{COMPUTER_SERVER}"]
         env = {
             **QUIET_ENV,
             "ANTHROPIC_BASE_URL": gw.base_url,
@@ -42,6 +50,9 @@ class ClaudeCodeAgent(GatewayAgent):
             "DISABLE_ERROR_REPORTING": "1",
             "IS_SANDBOX": "1",
         }
+        if ctx.desktop:
+            env["ENABLE_TOOL_SEARCH"] = "false"  # every MCP tool in every request, none deferred
+            env["MCP_TIMEOUT"] = str(MCP_START_S * 1000)
         return AgentLaunch(argv=self.bridged(ctx, argv + self.extra_args(ctx)), env=env,
                            mounts=self.mounts())
 

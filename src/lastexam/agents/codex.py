@@ -6,8 +6,15 @@ import json
 from pathlib import Path
 
 from lastexam.agents.base import AgentContext, AgentLaunch
-from lastexam.agents.harness import QUIET_ENV, GatewayAgent, write_home_file
+from lastexam.agents.harness import (
+    COMPUTER_MCP,
+    MCP_START_S,
+    QUIET_ENV,
+    GatewayAgent,
+    write_home_file,
+)
 from lastexam.agents.npm import NpmToolchain
+from lastexam.gateway.wire.base import COMPUTER_SERVER
 from lastexam.layout import AgentSandbox
 from lastexam.trajectory.schema import Step
 
@@ -43,6 +50,18 @@ class CodexAgent(GatewayAgent):
             f'env_key = "{TOKEN_VAR}"',
             'wire_api = "responses"',
         ]
+        if ctx.desktop:
+            # Codex offers its tools in the namespace `mcp__computer`; it hands a server only
+            # the variables named here. approval_policy "never" lets exec mode call them.
+            lines += [
+                "",
+                f"[mcp_servers.{COMPUTER_SERVER}]",
+                f"command = {json.dumps(COMPUTER_MCP)}",
+                "args = []",
+                'env_vars = ["DISPLAY"]',
+                f"startup_timeout_sec = {MCP_START_S}",
+                "tool_timeout_sec = 300",
+            ]
         write_home_file(ctx.home, ".codex/config.toml", "\n".join(lines) + "\n")
         argv = [self.executable(), "exec", "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox", "--json", "--model", model,

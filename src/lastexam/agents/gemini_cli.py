@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from lastexam.agents.base import AgentContext, AgentLaunch
-from lastexam.agents.harness import QUIET_ENV, GatewayAgent, write_home_file
+from lastexam.agents.harness import QUIET_ENV, GatewayAgent, computer_server, write_home_file
 from lastexam.agents.npm import NpmToolchain
 from lastexam.trajectory.schema import Step
 
@@ -30,7 +30,12 @@ class GeminiCliAgent(GatewayAgent):
 
     def launch(self, ctx: AgentContext) -> AgentLaunch:
         gw = self.gateway(ctx)
-        write_home_file(ctx.home, ".gemini/settings.json", json.dumps(SETTINGS, indent=2))
+        settings: dict[str, object] = dict(SETTINGS)
+        if ctx.desktop:
+            # Its tools are `mcp_computer_<action>`; a trusted server's calls are never confirmed.
+            settings["mcpServers"] = {n: {**v, "trust": True}
+                                      for n, v in computer_server().items()}
+        write_home_file(ctx.home, ".gemini/settings.json", json.dumps(settings, indent=2))
         argv = ["/usr/bin/node", self.executable(), "-p", ctx.instruction,
                 "--output-format", "stream-json", "--yolo", "--skip-trust",
                 "-m", self.client_model(ctx), *self.extra_args(ctx)]

@@ -18,12 +18,17 @@ from pathlib import Path
 from lastexam.agents.base import Agent, AgentContext, GatewayAccess
 from lastexam.agents.npm import NpmToolchain
 from lastexam.errors import LastexamError
+from lastexam.gateway.wire.base import COMPUTER_SERVER
 from lastexam.layout import AgentSandbox
 from lastexam.paths import home_subdir, package_dir
 from lastexam.sandbox.base import Mount
 
 FILES_SRC = package_dir() / "agents" / "sandbox_files"
 BRIDGE = f"{AgentSandbox.FILES}/bridge.sh"
+# The computer-use MCP server of desktop trials (stdio, no arguments, reads DISPLAY), given to
+# each client under the name COMPUTER_SERVER through the client's own MCP configuration.
+COMPUTER_MCP = "/opt/desktop/bin/computer-mcp"
+MCP_START_S = 60  # how long a client waits for it to start (a loaded machine is slow)
 # Variables every headless harness gets: no update checks, no telemetry, no colours.
 QUIET_ENV = {
     "NO_COLOR": "1",
@@ -121,3 +126,9 @@ def write_home_file(home: Path, rel: str, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def computer_server() -> dict[str, dict[str, object]]:
+    """The computer-use server in the `mcpServers` shape Claude Code and Gemini CLI read (both
+    hand the server their whole environment, DISPLAY included)."""
+    return {COMPUTER_SERVER: {"command": COMPUTER_MCP, "args": []}}
