@@ -31,7 +31,7 @@ def test_client_solves_column_total(agent: str, tmp_path: Path) -> None:
 
     folder = trial_dir(out, trial)
     traj = trajectory(folder)
-    assert traj["schema_version"] == "ATIF-v1.4"
+    assert traj["schema_version"] == "ATIF-v1.6"
     assert traj["agent"]["name"] == agent
     assert traj["steps"][0]["source"] == "user" and "Column total" in traj["steps"][0]["message"]
     commands = tool_commands(traj)

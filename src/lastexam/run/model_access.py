@@ -78,5 +78,6 @@ def _write(
         calls=read_calls(trial.gateway_log),
         summary=summary,
         duration_s=duration_s,
+        trial_root=trial.root,
     )
     write_trajectory(trajectory, trial.trajectory)

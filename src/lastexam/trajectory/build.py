@@ -69,6 +69,33 @@ def reconcile(steps: list[Step], calls: list[CallRecord]) -> str:
     )
 
 
+def check_images(steps: list[Step], trial_root: Path) -> str | None:
+    """Drop each image reference to a file the trial folder does not hold (a screenshot the
+    agent claims but the harness did not collect); says how many were dropped."""
+    missing = 0
+    for step in steps:
+        for res in step.observation.results if step.observation else []:
+            if isinstance(res.content, str):
+                continue
+            kept = []
+            for part in res.content:
+                path = part.source.path if part.source else None
+                if path is not None and not _regular_file(trial_root, path):
+                    missing += 1
+                    res.extra = {**(res.extra or {}), "missing_image": path}
+                    continue
+                kept.append(part)
+            res.content = kept
+    if not missing:
+        return None
+    return f"{missing} screenshot(s) named by tool results are not in the trial folder"
+
+
+def _regular_file(root: Path, rel: str) -> bool:
+    path = root / rel
+    return not path.is_symlink() and path.is_file() and path.resolve().is_relative_to(root.resolve())
+
+
 def build_trajectory(
     *,
     session_id: str,
@@ -80,7 +107,10 @@ def build_trajectory(
     calls: list[CallRecord],
     summary: SessionSummary | None,
     duration_s: float | None,
+    trial_root: Path | None = None,
 ) -> Trajectory:
+    """`trial_root`: the trial folder the trajectory's image paths are relative to (their
+    files are checked there)."""
     steps: list[Step] = [Step(source="user", message=instruction)]
     notes = []
     if native is None:
@@ -89,6 +119,8 @@ def build_trajectory(
         steps += native
         if summary is not None:
             notes.append(reconcile(native, calls))
+        if trial_root is not None and (missing := check_images(native, trial_root)):
+            notes.append(missing)
     for i, step in enumerate(steps, start=1):
         step.step_id = i
     final = FinalMetrics(total_steps=len(steps), extra={"duration_s": duration_s})

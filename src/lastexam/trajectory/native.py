@@ -12,7 +12,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lastexam.trajectory.schema import Metrics, Observation, ObservationResult, Step, ToolCall
+from lastexam.trajectory.computer import action_name, mcp_name, result_content
+from lastexam.trajectory.schema import (
+    ContentPart,
+    Metrics,
+    Observation,
+    ObservationResult,
+    Step,
+    ToolCall,
+)
 from lastexam.untrusted import iter_lines
 
 MAX_TEXT = 100_000
@@ -49,6 +57,13 @@ def _clip(text: Any) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + f"... [{len(text) - MAX_TEXT} cut]"
 
 
+def _clip_content(content: str | list[ContentPart]) -> str | list[ContentPart]:
+    if isinstance(content, str):
+        return _clip(content)
+    return [p.model_copy(update={"text": _clip(p.text)}) if p.text is not None else p
+            for p in content]
+
+
 class StepBuilder:
     """Collects agent steps: text, reasoning and tool calls join the open step until it has
     received an observation (or `close()` is called); then a new step opens."""
@@ -57,6 +72,7 @@ class StepBuilder:
         self.steps: list[Step] = []
         self._open: Step | None = None
         self._by_call: dict[str, Step] = {}
+        self._names: dict[str, str] = {}  # call id -> the tool's name in the trajectory
         self.items = 0  # texts, calls and results taken in
         self.cut: str | None = None  # why the log was not read to its end
 
@@ -95,22 +111,31 @@ class StepBuilder:
             step.reasoning_content = _clip((step.reasoning_content or "") + text)
 
     def call(self, call_id: str, name: str, arguments: Any, timestamp: str | None = None) -> None:
+        """A tool call; a computer tool's is named by its action (`click`), whatever the
+        client calls it."""
         if not self.take():
             return
         step = self.open_step(timestamp)
         args = arguments if isinstance(arguments, dict) else {"input": arguments}
+        name = action_name(name)
         step.tool_calls = step.tool_calls or []
         step.tool_calls.append(ToolCall(tool_call_id=call_id, function_name=name, arguments=args))
         self._by_call[call_id] = step
+        self._names[call_id] = name
 
     def result(self, call_id: str, content: Any, extra: dict[str, Any] | None = None) -> None:
+        """A tool result: text, or content blocks whose images are left out (a saved
+        screenshot's is referenced by its path)."""
         if not self.take():
             return
         step = self._by_call.get(call_id)
         if step is None:
             return
+        kept, note = result_content(content, self._names.get(call_id) == "screenshot")
+        if note:
+            extra = {**(extra or {}), **note}
         obs = step.observation or Observation()
-        obs.results.append(ObservationResult(source_call_id=call_id, content=_clip(content),
+        obs.results.append(ObservationResult(source_call_id=call_id, content=_clip_content(kept),
                                              extra=extra))
         step.observation = obs
 
@@ -153,10 +178,7 @@ def claude_code_steps(path: Path) -> list[Step] | None:
             content = (e.get("message") or {}).get("content")
             for block in content if isinstance(content, list) else []:
                 if block.get("type") == "tool_result":
-                    inner = block.get("content")
-                    if isinstance(inner, list):
-                        inner = "".join(x.get("text", "") for x in inner if isinstance(x, dict))
-                    b.result(block.get("tool_use_id", ""), inner,
+                    b.result(block.get("tool_use_id", ""), block.get("content"),
                              {"is_error": True} if block.get("is_error") else None)
     return b.done() if seen else None
 
@@ -180,7 +202,17 @@ def codex_steps(path: Path) -> list[Step] | None:
             b.call(item_id, "exec_command", {"cmd": item.get("command", "")})
             b.result(item_id, item.get("aggregated_output", ""),
                      {"exit_code": item.get("exit_code")})
-        elif kind in ("file_change", "mcp_tool_call", "web_search", "todo_list"):
+        elif kind == "mcp_tool_call":
+            b.call(item_id, mcp_name(str(item.get("server", "")), str(item.get("tool", ""))),
+                   item.get("arguments") or {})
+            result, error = item.get("result"), item.get("error")
+            if isinstance(result, dict):
+                b.result(item_id, result.get("content"),
+                         None if item.get("status") == "completed" else {"status": item.get("status")})
+            else:
+                b.result(item_id, error.get("message") if isinstance(error, dict) else error,
+                         {"status": item.get("status")})
+        elif kind in ("file_change", "web_search", "todo_list"):
             args = {k: v for k, v in item.items() if k not in ("id", "type", "status")}
             b.call(item_id, kind, args)
             b.result(item_id, item.get("status", ""))

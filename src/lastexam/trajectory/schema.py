@@ -1,7 +1,11 @@
-"""One trajectory schema for every agent, compatible with ATIF v1.4 (the Agent Trajectory
+"""One trajectory schema for every agent, compatible with ATIF v1.6 (the Agent Trajectory
 Interchange Format of the Harbor project): a trajectory is a list of steps, each from the
 system, the user or the agent; an agent step carries its message, reasoning, tool calls,
 their observations and the model call's metrics.
+
+An observation's content is text, or (ATIF v1.6, multimodal) a list of parts: text, and
+images referenced by a path relative to the trial folder (a screenshot: `screens/0003.png`).
+Images are never inlined.
 
 Token fields follow ATIF: `prompt_tokens` count every input token, cached or not, and
 `cached_tokens` is the part read from a cache. What ATIF has no field for (cache writes,
@@ -14,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-SCHEMA_VERSION = "ATIF-v1.4"
+SCHEMA_VERSION = "ATIF-v1.6"
 
 
 class _Model(BaseModel):
@@ -27,10 +31,27 @@ class ToolCall(_Model):
     arguments: dict[str, Any] = {}
 
 
+class ImageSource(_Model):
+    media_type: Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+    path: str  # relative to the trial folder
+
+
+class ContentPart(_Model):
+    type: Literal["text", "image"]
+    text: str | None = None
+    source: ImageSource | None = None
+
+
 class ObservationResult(_Model):
     source_call_id: str | None = None
-    content: str = ""
+    content: str | list[ContentPart] = ""
     extra: dict[str, Any] | None = None
+
+    def images(self) -> list[str]:
+        """The paths of the images this result references."""
+        if isinstance(self.content, str):
+            return []
+        return [p.source.path for p in self.content if p.type == "image" and p.source]
 
 
 class Observation(_Model):

@@ -1,0 +1,124 @@
+"""Computer use in trajectories: every client's computer tool call is a step named by its
+action with the arguments as sent; a screenshot's observation references the saved image by
+its path in the trial folder; no image is inlined; a reference the agent could have forged
+(a path that is not a plain screens/NNNN.png, a file the folder does not hold) is not kept.
+
+The native logs under tests/agents/data are the real clients' own output, recorded from a
+desktop launch of each adapter with a stand-in computer server (click, then screenshot)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lastexam.trajectory import build_trajectory
+from lastexam.trajectory.native import (
+    StepBuilder,
+    claude_code_steps,
+    codex_steps,
+    gemini_cli_steps,
+)
+from lastexam.trajectory.schema import SCHEMA_VERSION, Step
+
+DATA = Path(__file__).parent / "agents" / "data"
+PARSERS = {"claude-code": claude_code_steps, "codex": codex_steps,
+           "gemini-cli": gemini_cli_steps}
+
+
+def _calls(steps: list[Step]) -> list[tuple[str, dict]]:
+    return [(c.function_name, c.arguments) for s in steps for c in s.tool_calls or []]
+
+
+def _results(steps: list[Step]):
+    return [r for s in steps for r in (s.observation.results if s.observation else [])]
+
+
+def _build(steps: list[Step], root: Path):
+    return build_trajectory(session_id="t", agent="a", agent_version="1", model="m",
+                            instruction="do it", native=steps, calls=[], summary=None,
+                            duration_s=1.0, trial_root=root)
+
+
+@pytest.mark.parametrize("agent", list(PARSERS))
+def test_each_clients_computer_calls_become_action_steps(agent: str, tmp_path: Path) -> None:
+    log = DATA / f"{agent}.computer.jsonl"
+    assert "iVBORw0KGgo" in log.read_text() or agent == "gemini-cli"  # the log inlines the PNG
+    steps = PARSERS[agent](log)
+    assert steps is not None
+    assert _calls(steps) == [("click", {"x": 500, "y": 300}), ("screenshot", {})]
+    click, shot = _results(steps)
+    assert click.content == "click done"
+    assert shot.images() == ["screens/0001.png"]
+    assert shot.extra is None  # the one image is the saved screenshot: nothing else left out
+
+    (tmp_path / "screens").mkdir()
+    (tmp_path / "screens" / "0001.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    traj = _build(steps, tmp_path)
+    assert traj.schema_version == SCHEMA_VERSION == "ATIF-v1.6"
+    text = json.dumps(traj.model_dump(mode="json"))
+    assert "iVBORw0KGgo" not in text and "base64" not in text
+    image = [p for p in _results(traj.steps)[1].content if p.type == "image"]
+    assert image[0].source.model_dump() == {"media_type": "image/png", "path": "screens/0001.png"}
+
+
+def test_a_screenshot_missing_from_the_trial_folder_is_not_referenced(tmp_path: Path) -> None:
+    steps = claude_code_steps(DATA / "claude-code.computer.jsonl")
+    assert steps is not None
+    traj = _build(steps, tmp_path)
+    shot = _results(traj.steps)[1]
+    assert shot.images() == []
+    assert shot.extra == {"missing_image": "screens/0001.png"}
+    assert "1 screenshot(s) named by tool results are not in the trial folder" in (traj.notes or "")
+
+
+def test_a_symlink_is_not_a_screenshot(tmp_path: Path) -> None:
+    (tmp_path / "screens").mkdir()
+    (tmp_path / "secret").write_text("x")
+    (tmp_path / "screens" / "0001.png").symlink_to(tmp_path / "secret")
+    steps = codex_steps(DATA / "codex.computer.jsonl")
+    assert steps is not None
+    assert _results(_build(steps, tmp_path).steps)[1].images() == []
+
+
+def _one_result(name: str, content: object) -> list[Step]:
+    b = StepBuilder()
+    b.call("c1", name, {})
+    b.result("c1", content)
+    return b.done()
+
+
+@pytest.mark.parametrize("text", [
+    "saved screens/../trial.json", "saved /etc/passwd", "saved screens/1.png",
+    "saved screens/0001.png.html", "saved screens/00001.png", "I saved screens/0001.png",
+])
+def test_only_a_plain_screens_name_is_taken(text: str) -> None:
+    [step] = _one_result("mcp__computer__screenshot", text)
+    assert step.observation.results[0].images() == []
+    assert step.observation.results[0].content == text
+
+
+def test_other_tools_cannot_claim_a_screenshot() -> None:
+    [step] = _one_result("Bash", "saved screens/0001.png")
+    assert step.observation.results[0].images() == []
+
+
+def test_images_without_a_saved_file_are_dropped_with_a_note() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": "iVBORw0KGgo" * 1000}}
+    [step] = _one_result("Read", [image, {"type": "text", "text": "a picture"}])
+    result = step.observation.results[0]
+    assert result.content == "a picture"
+    assert result.extra and result.extra["images_dropped"] == 1
+    [shot] = _one_result("mcp__computer__screenshot", [image])  # screenshot {save: false}
+    assert shot.observation.results[0].extra["images_dropped"] == 1
+
+
+def test_gemini_and_claude_names_map_to_the_action_and_others_are_kept() -> None:
+    b = StepBuilder()
+    for i, name in enumerate(["mcp_computer_type", "mcp__computer__key", "mcp__other__key",
+                              "mcp_computer_", "Bash"]):
+        b.call(f"c{i}", name, {"a": i})
+    assert [c.function_name for c in b.done()[0].tool_calls or []] == [
+        "type", "key", "mcp__other__key", "mcp_computer_", "Bash"]
