@@ -122,3 +122,21 @@ def test_gemini_and_claude_names_map_to_the_action_and_others_are_kept() -> None
         b.call(f"c{i}", name, {"a": i})
     assert [c.function_name for c in b.done()[0].tool_calls or []] == [
         "type", "key", "mcp__other__key", "mcp_computer_", "Bash"]
+
+
+def test_steps_without_a_time_are_dated_by_their_model_call(tmp_path: Path) -> None:
+    """Codex's log has no times: paired with the gateway's calls, each step gets the time its
+    answer was complete (what the viewer matches to the screen recording)."""
+    from lastexam.gateway.models import CallRecord, SessionSummary
+
+    steps = codex_steps(DATA / "codex.computer.jsonl")
+    assert steps is not None and all(s.timestamp is None for s in steps)
+    calls = [CallRecord(seq=i, started_at=f"2026-12-03T11:00:0{i}.000+00:00", wire="responses",
+                        path="/v1/responses", stream=True, requested_model="m", model="m",
+                        status=200, latency_ms=250.0, request={"tools": True})
+             for i in range(len(steps))]
+    traj = build_trajectory(session_id="t", agent="codex", agent_version="1", model="m",
+                            instruction="x", native=steps, calls=calls,
+                            summary=SessionSummary(model="m"), duration_s=1.0)
+    assert [s.timestamp for s in traj.steps[1:]] == [
+        f"2026-12-03T11:00:0{i}.250+00:00" for i in range(len(steps))]

@@ -141,10 +141,11 @@ class ToolTurn(BaseModel):
 
 
 # The computer-use tools (docs/agents.md, "Computer use"): each action's arguments, checked
-# when a script is loaded. Coordinates are integers 0-1000 on each axis.
+# when a script is loaded (names, types, coordinates 0-1000; the server enforces its own
+# caps on durations and counts when the call is made).
 Coord = Annotated[int, Field(strict=True, ge=0, le=1000)]
 Button = Literal["left", "right", "middle"]
-Seconds = Annotated[float, Field(ge=0, le=3600)]
+Seconds = Annotated[float, Field(ge=0)]
 
 
 class _Args(BaseModel):
@@ -174,7 +175,7 @@ class PointArgs(_Args):
 
 class ClickArgs(PointArgs):
     button: Button = "left"
-    count: int = Field(1, strict=True, ge=1, le=3)
+    count: int = Field(1, strict=True, ge=1)
 
 
 class DragArgs(_Args):
@@ -190,7 +191,7 @@ class ButtonArgs(_Args):
 
 class ScrollArgs(PointArgs):
     direction: Literal["up", "down", "left", "right"] = "down"
-    amount: int = Field(3, strict=True, ge=1, le=100)
+    amount: int = Field(3, strict=True, ge=1)
 
 
 class WaitArgs(_Args):

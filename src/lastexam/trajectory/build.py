@@ -4,6 +4,7 @@ the gateway's record of every model call, which is the authority on tokens and c
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -52,6 +53,14 @@ def _call_metrics(call: CallRecord) -> Metrics:
                    cached_tokens=u.cache_read_tokens, cost_usd=call.cost_usd, extra=extra)
 
 
+def _answered_at(call: CallRecord) -> str | None:
+    try:
+        start = datetime.fromisoformat(call.started_at)
+    except ValueError:
+        return None
+    return (start + timedelta(milliseconds=call.latency_ms)).isoformat(timespec="milliseconds")
+
+
 def reconcile(steps: list[Step], calls: list[CallRecord]) -> str:
     """Give each agent step the metrics of the model call that produced it, when the calls
     and the steps can be paired one to one; says how it went."""
@@ -62,6 +71,9 @@ def reconcile(steps: list[Step], calls: list[CallRecord]) -> str:
             for step, call in zip(agent_steps, candidates, strict=True):
                 step.metrics = _call_metrics(call)
                 step.model_name = call.model
+                # A step the agent's log gives no time (Codex's, Claude Code's) is dated when
+                # its answer was complete: what a recording of the screen is matched on.
+                step.timestamp = step.timestamp or _answered_at(call)
             return f"per-step metrics from the gateway ({len(candidates)} calls paired with steps)"
     return (
         f"{len(answered)} answered model calls and {len(agent_steps)} agent steps could not be "
