@@ -140,3 +140,30 @@ def test_steps_without_a_time_are_dated_by_their_model_call(tmp_path: Path) -> N
                             summary=SessionSummary(model="m"), duration_s=1.0)
     assert [s.timestamp for s in traj.steps[1:]] == [
         f"2026-12-03T11:00:0{i}.250+00:00" for i in range(len(steps))]
+
+
+@pytest.mark.parametrize("agent", list(PARSERS))
+def test_without_a_native_log_the_gateway_log_gives_the_same_steps(agent: str,
+                                                                    tmp_path: Path) -> None:
+    """The last model call of each real client (recorded through a stand-in provider, its
+    system prompt and tool list cut short), logged as the gateway logs it, then a side call."""
+    from lastexam.trajectory.gateway_log import gateway_steps
+
+    log = DATA / f"{agent}.gateway.jsonl"
+    assert "iVBORw0KGgo" in log.read_text()  # the client sent the screenshot to the model
+    steps = gateway_steps(log)
+    assert steps is not None
+    assert _calls(steps) == [("click", {"x": 500, "y": 300}), ("screenshot", {})]
+    click, shot = _results(steps)
+    assert "click done" in _text(click.content)
+    assert shot.images() == ["screens/0001.png"]
+    assert steps[-1].message == "done" and not steps[-1].tool_calls
+    traj = _build(steps, tmp_path)  # no screens/ folder: the reference is dropped
+    assert "iVBORw0KGgo" not in json.dumps(traj.model_dump(mode="json"))
+    assert gateway_steps(tmp_path / "absent.jsonl") is None
+
+
+def _text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(p.text or "" for p in content)  # type: ignore[union-attr]

@@ -1,5 +1,6 @@
 """A trial's access to models: its gateway session while the agent runs, and afterwards its
-trajectory, built from the agent's native log and the gateway's call log.
+trajectory, built from the agent's native log (or, without one, the conversation in the
+gateway's log) and the gateway's call log.
 
 In the trial's folder (layout.TrialPaths):
     gateway.jsonl      one line per request the gateway served for the trial
@@ -20,6 +21,7 @@ from lastexam.gateway.session import Session
 from lastexam.layout import AgentSandbox, TrialPaths
 from lastexam.sandbox.base import Mount
 from lastexam.trajectory import build_trajectory, read_calls, write_trajectory
+from lastexam.trajectory.gateway_log import gateway_steps
 
 
 @dataclass
@@ -68,6 +70,9 @@ def _write(
     trial: TrialPaths, trial_id: str, agent: Agent, agent_version: str, model: str, instruction: str,
     native: list | None, summary: SessionSummary | None, duration_s: float | None,
 ) -> None:
+    from_gateway = native is None
+    if from_gateway:
+        native = gateway_steps(trial.gateway_log)
     trajectory = build_trajectory(
         session_id=trial_id,
         agent=agent.name,
@@ -79,5 +84,6 @@ def _write(
         summary=summary,
         duration_s=duration_s,
         trial_root=trial.root,
+        from_gateway=from_gateway,
     )
     write_trajectory(trajectory, trial.trajectory)

@@ -120,14 +120,18 @@ def build_trajectory(
     summary: SessionSummary | None,
     duration_s: float | None,
     trial_root: Path | None = None,
+    from_gateway: bool = False,
 ) -> Trajectory:
     """`trial_root`: the trial folder the trajectory's image paths are relative to (their
-    files are checked there)."""
+    files are checked there). `from_gateway`: the agent's log could not be read and `native`
+    holds the steps rebuilt from the gateway log (gateway_log.py), if any."""
     steps: list[Step] = [Step(source="user", message=instruction)]
     notes = []
-    if native is None:
-        notes.append("no native agent log could be read: the steps hold the instruction only")
-    else:
+    if native is None or from_gateway:
+        notes.append("no native agent log could be read: " + (
+            "the steps hold the instruction only" if native is None
+            else "the steps are rebuilt from the conversation in the gateway log"))
+    if native is not None:
         steps += native
         if summary is not None:
             notes.append(reconcile(native, calls))
