@@ -1,0 +1,71 @@
+"""Issue 13's "Done when", through every real client: a scripted model drives a GUI session on
+a GUI task in the real sandbox's desktop — Gnumeric opened by a command, a click in the
+sheet, a value typed, the workbook saved from its Save dialog — and the run holds the saved
+file graded, the screenshots in trials/<id>/screens referenced from the trajectory, and the
+screen recording."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_json, trial_dir
+
+from .conftest import CLIENTS, SCRIPTS, trajectory
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("agents_ready")]
+
+GNUMERIC_CELL = ROOT / "tests" / "data" / "gui-tasks" / "other" / "gnumeric-cell"
+SCRIPT = SCRIPTS / "gnumeric-cell.yaml"
+PNG = b"\x89PNG\r\n\x1a\n"
+WEBM = b"\x1a\x45\xdf\xa3"  # EBML: Matroska/WebM
+
+
+@pytest.mark.parametrize("agent", CLIENTS)
+def test_a_scripted_gui_session_through_each_client(agent: str, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = run_json("run", GNUMERIC_CELL, "--agent", agent, "--model", f"scripted:{SCRIPT}",
+                      "--out", out, timeout=900)
+    trial = result["trials"][0]
+    folder = trial_dir(out, trial)
+    assert trial["status"] == "completed", (trial["error"], _tail(folder))
+    assert trial["score"] == 1.0, _tail(folder)  # A1 = 42 in the saved workbook, graded
+
+    shots = sorted((folder / "screens").iterdir())
+    assert [p.name for p in shots] == ["0001.png", "0002.png"]
+    assert all(p.read_bytes().startswith(PNG) for p in shots)
+
+    traj = trajectory(folder)
+    calls = [c for s in traj["steps"] for c in s.get("tool_calls") or []]
+    actions = [(c["function_name"], c["arguments"]) for c in calls
+               if c["function_name"] in ("screenshot", "click", "key", "type", "wait")]
+    assert actions == [
+        ("screenshot", {}), ("click", {"x": 500, "y": 500}), ("key", {"keys": "ctrl+Home"}),
+        ("type", {"text": "42"}), ("key", {"keys": "Return"}), ("key", {"keys": "ctrl+s"}),
+        ("wait", {"seconds": 3}), ("key", {"keys": "ctrl+a"}),
+        ("type", {"text": "/task/output/answer.gnumeric"}), ("key", {"keys": "Return"}),
+        ("wait", {"seconds": 3}), ("screenshot", {}),
+    ]
+    images = [part["source"]["path"] for s in traj["steps"]
+              for r in (s.get("observation") or {}).get("results", [])
+              if isinstance(r["content"], list)
+              for part in r["content"] if part["type"] == "image"]
+    assert images == ["screens/0001.png", "screens/0002.png"]
+    assert "iVBORw0KGgo" not in (folder / "trajectory.json").read_text()  # no inlined PNG
+
+    recording = folder / "desktop" / "recording.webm"
+    assert recording.read_bytes()[:4] == WEBM and recording.stat().st_size > 1000
+    meta = json.loads((folder / "desktop" / "recording.json").read_text())
+    assert isinstance(meta["started_at"], float) and meta["fps"] > 0
+
+
+def _tail(folder: Path) -> str:
+    """What to show when the session went wrong: the end of the agent's logs."""
+    parts = []
+    for name in ("agent.stderr.log", "agent.stdout.log"):
+        path = folder / "agent" / name
+        if path.is_file():
+            parts.append(f"--- {name}\n{path.read_text(errors='replace')[-3000:]}")
+    return "\n".join(parts)
