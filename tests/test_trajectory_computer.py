@@ -3,8 +3,9 @@ action with the arguments as sent; a screenshot's observation references the sav
 its path in the trial folder; no image is inlined; a reference the agent could have forged
 (a path that is not a plain screens/NNNN.png, a file the folder does not hold) is not kept.
 
-The native logs under tests/agents/data are the real clients' own output, recorded from a
-desktop launch of each adapter with a stand-in computer server (click, then screenshot)."""
+The native logs under tests/agents/data are the npm clients' own output, recorded from a
+desktop launch of each adapter with a stand-in computer server (click, then screenshot), and
+lastexam-agent's events in the form its sandbox_files/lastexam_agent.py writes them."""
 
 from __future__ import annotations
 
@@ -19,12 +20,16 @@ from lastexam.trajectory.native import (
     claude_code_steps,
     codex_steps,
     gemini_cli_steps,
+    lastexam_agent_steps,
 )
 from lastexam.trajectory.schema import SCHEMA_VERSION, Step
 
 DATA = Path(__file__).parent / "agents" / "data"
 PARSERS = {"claude-code": claude_code_steps, "codex": codex_steps,
-           "gemini-cli": gemini_cli_steps}
+           "gemini-cli": gemini_cli_steps, "lastexam-agent": lastexam_agent_steps}
+# The clients whose native log inlines the screenshot (Gemini CLI's shows a placeholder;
+# lastexam-agent's counts the images).
+INLINED = ("claude-code", "codex")
 
 
 def _calls(steps: list[Step]) -> list[tuple[str, dict]]:
@@ -44,12 +49,12 @@ def _build(steps: list[Step], root: Path):
 @pytest.mark.parametrize("agent", list(PARSERS))
 def test_each_clients_computer_calls_become_action_steps(agent: str, tmp_path: Path) -> None:
     log = DATA / f"{agent}.computer.jsonl"
-    assert "iVBORw0KGgo" in log.read_text() or agent == "gemini-cli"  # the log inlines the PNG
+    assert ("iVBORw0KGgo" in log.read_text()) == (agent in INLINED)
     steps = PARSERS[agent](log)
     assert steps is not None
     assert _calls(steps) == [("click", {"x": 500, "y": 300}), ("screenshot", {})]
     click, shot = _results(steps)
-    assert click.content == "click done"
+    assert click.content in ("click done", "left click at 500,300")
     assert shot.images() == ["screens/0001.png"]
     assert shot.extra is None  # the one image is the saved screenshot: nothing else left out
 
@@ -142,7 +147,7 @@ def test_steps_without_a_time_are_dated_by_their_model_call(tmp_path: Path) -> N
         f"2026-12-03T11:00:0{i}.250+00:00" for i in range(len(steps))]
 
 
-@pytest.mark.parametrize("agent", list(PARSERS))
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini-cli"])
 def test_without_a_native_log_the_gateway_log_gives_the_same_steps(agent: str,
                                                                     tmp_path: Path) -> None:
     """The last model call of each real client (recorded through a stand-in provider, its

@@ -262,6 +262,10 @@ def lastexam_agent_steps(path: Path) -> list[Step] | None:
             elif usage:
                 b.metrics(_anthropic_metrics(usage))
         elif kind == "tool_result":
-            b.result(e.get("id", ""), e.get("output", ""),
-                     {"is_error": True} if e.get("is_error") else None)
+            # A computer tool's images are counted in "images", not logged; a saved
+            # screenshot's path is read from the output's text, as for every client.
+            images = e.get("images") if isinstance(e.get("images"), int) else 0
+            content = [{"type": "text", "text": str(e.get("output", ""))},
+                       *[{"type": "image"}] * max(0, min(images, 100))]
+            b.result(e.get("id", ""), content, {"is_error": True} if e.get("is_error") else None)
     return b.done() if seen else None
