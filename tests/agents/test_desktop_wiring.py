@@ -69,3 +69,19 @@ def test_no_server_without_a_desktop(agent: str, tmp_path: Path) -> None:
     written = "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file())
     assert "computer" not in " ".join(out.argv) + written
     assert "ENABLE_TOOL_SEARCH" not in out.env
+
+
+def test_gemini_cli_shell_gets_the_display_back(tmp_path: Path) -> None:
+    """Gemini CLI empties DISPLAY in every shell command; bash's BASH_ENV restores it."""
+    import subprocess
+
+    out = launch("gemini-cli", tmp_path, desktop=True)
+    rc = out.env["BASH_ENV"].removeprefix("/home/agent/")
+    script = tmp_path / rc
+    env = {"PATH": "/usr/bin:/bin", "BASH_ENV": str(script)}
+    shown = subprocess.run(["bash", "-c", 'sh -c "echo $DISPLAY"'], env={**env, "DISPLAY": ""},
+                           capture_output=True, text=True, check=True).stdout
+    assert shown.strip() == ":0"
+    kept = subprocess.run(["bash", "-c", "echo $DISPLAY"], env={**env, "DISPLAY": ":7"},
+                          capture_output=True, text=True, check=True).stdout
+    assert kept.strip() == ":7"

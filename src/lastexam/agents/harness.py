@@ -28,6 +28,7 @@ BRIDGE = f"{AgentSandbox.FILES}/bridge.sh"
 # The computer-use MCP server of desktop trials (stdio, no arguments, reads DISPLAY), given to
 # each client under the name COMPUTER_SERVER through the client's own MCP configuration.
 COMPUTER_MCP = "/opt/desktop/bin/computer-mcp"
+DISPLAY = ":0"  # the desktop's display inside the sandbox
 MCP_START_S = 60  # how long a client waits for it to start (a loaded machine is slow)
 # Variables every headless harness gets: no update checks, no telemetry, no colours.
 QUIET_ENV = {
