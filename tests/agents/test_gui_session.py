@@ -1,5 +1,5 @@
 """Issue 13's "Done when", through every real client: a scripted model drives a GUI session on
-a GUI task in the real sandbox's desktop — Gnumeric opened by a command, a click in the
+a GUI task in the real sandbox's desktop — Gnumeric opened from the panel, a click in the
 sheet, a value typed, the workbook saved from its Save dialog — and the run holds the saved
 file graded, the screenshots in trials/<id>/screens referenced from the trajectory, and the
 screen recording."""
@@ -42,7 +42,7 @@ def test_a_scripted_gui_session_through_each_client(agent: str, tmp_path: Path) 
     actions = [(c["function_name"], c["arguments"]) for c in calls
                if c["function_name"] in ("screenshot", "click", "key", "type", "wait")]
     assert actions == [
-        ("screenshot", {}), ("click", {"x": 500, "y": 500}), ("key", {"keys": "ctrl+Home"}),
+        ("click", {"x": 16, "y": 977}), ("screenshot", {}), ("click", {"x": 500, "y": 500}), ("key", {"keys": "ctrl+Home"}),
         ("type", {"text": "42"}), ("key", {"keys": "Return"}), ("key", {"keys": "ctrl+s"}),
         ("wait", {"seconds": 3}), ("key", {"keys": "ctrl+a"}),
         ("type", {"text": "/task/output/answer.gnumeric"}), ("key", {"keys": "Return"}),
