@@ -172,3 +172,18 @@ def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     return "".join(p.text or "" for p in content)  # type: ignore[union-attr]
+
+
+def test_the_trajectory_says_its_steps_come_from_the_gateway_log(tmp_path: Path) -> None:
+    from lastexam.trajectory.gateway_log import gateway_steps
+
+    steps = gateway_steps(DATA / "codex.gateway.jsonl")
+    traj = build_trajectory(session_id="t", agent="codex", agent_version="1", model="m",
+                            instruction="x", native=steps, calls=[], summary=None,
+                            duration_s=1.0, trial_root=tmp_path, from_gateway=True)
+    assert "rebuilt from the conversation in the gateway log" in (traj.notes or "")
+    empty = build_trajectory(session_id="t", agent="codex", agent_version="1", model="m",
+                             instruction="x", native=None, calls=[], summary=None,
+                             duration_s=1.0, from_gateway=True)
+    assert empty.notes == "no native agent log could be read: the steps hold the instruction only"
+    assert len(empty.steps) == 1
