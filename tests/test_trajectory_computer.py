@@ -187,3 +187,21 @@ def test_the_trajectory_says_its_steps_come_from_the_gateway_log(tmp_path: Path)
                              duration_s=1.0, from_gateway=True)
     assert empty.notes == "no native agent log could be read: the steps hold the instruction only"
     assert len(empty.steps) == 1
+
+
+def test_codex_namespaces_name_other_servers_tools(tmp_path: Path) -> None:
+    from lastexam.trajectory.gateway_log import gateway_steps
+
+    items = [{"type": "function_call", "call_id": "a", "name": "click",
+              "namespace": "mcp__computer", "arguments": "{}"},
+             {"type": "function_call", "call_id": "b", "name": "query",
+              "namespace": "mcp__db", "arguments": '{"q": 1}'},
+             {"type": "function_call", "call_id": "c", "name": "spawn_agent",
+              "namespace": "multi_agent_v1", "arguments": "not json"}]
+    log = tmp_path / "gateway.jsonl"
+    log.write_text(json.dumps({"wire": "responses", "status": 200, "stream": False,
+                               "request": {"tools": [{}], "input": items}}) + "\n")
+    steps = gateway_steps(log)
+    assert steps is not None
+    assert _calls(steps) == [("click", {}), ("mcp__db__query", {"q": 1}),
+                             ("spawn_agent", {"input": "not json"})]
