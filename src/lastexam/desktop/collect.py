@@ -112,11 +112,12 @@ def _collect_screens(src: Path, dest: Path, caps: DesktopCaps, notes: _Notes) ->
                 else:
                     notes.drop(f"screens/{entry.name}", "not named NNNN.png")
         names.sort()
-        for name in names:
+        for i, name in enumerate(names):
             rel = f"screens/{name}"
             if kept >= caps.max_screens:
-                notes.drop(rel, f"over the cap of {caps.max_screens} screenshots")
-                continue
+                notes.capped.append(f"{len(names) - i} screenshots from {rel} on: over the cap "
+                                    f"of {caps.max_screens}")
+                break
             opened = _open_in(dir_fd, name)
             if isinstance(opened, str):
                 notes.drop(rel, opened)

@@ -28,7 +28,9 @@ DISPLAY = ":0"
 PRELOAD_VAR = "LASTEXAM_DESKTOP_PRELOAD"  # the shim's path, handed to the agent as LD_PRELOAD
 DESKTOP_FAILED = 3  # exit status when the desktop could not start (the agent never ran)
 STOP_WAIT_S = 5.0
+ROOT_COLOUR = "#5e81ac"
 MIN_RECORDING_S = 1.0  # a recording stopped sooner may hold no frame at all
+RECORDER_START_S = 5.0
 
 
 class DesktopError(Exception):
@@ -181,6 +183,20 @@ def start_recorder(cfg, size):
     ]
     proc = subprocess.Popen(argv, env=desktop_env(), stdin=subprocess.DEVNULL, stdout=LOG,
                             stderr=LOG)
+    # ffmpeg writes the file's header once its first frame is encoded: the recording then
+    # covers the agent from its first moment.
+    end = time.monotonic() + RECORDER_START_S
+    while proc.poll() is None and time.monotonic() < end:
+        try:
+            if os.stat(out).st_size > 0:
+                break
+        except OSError:
+            pass
+        time.sleep(0.02)
+    else:
+        log("the recorder did not start: going on without a recording")
+        stop(proc, signal.SIGKILL, 1)
+        return None
     with open(os.path.join(folder, "recording.json"), "w") as f:
         json.dump({"started_at": time.time(), "fps": float(cfg["fps"])}, f)
     return proc
@@ -218,6 +234,8 @@ def run(cfg, command):
         display = xdisplay.Display(DISPLAY)
         start_wm(display)
         log(f"X server and window manager ready in {time.monotonic() - t0:.3f} s")
+        subprocess.run(["xsetroot", "-solid", ROOT_COLOUR], env=desktop_env(),
+                       stdin=subprocess.DEVNULL, stdout=LOG, stderr=LOG, check=False)
         monitor = subprocess.Popen(
             ["/usr/bin/python3", "-I", f"{FILES}/monitor.py",
              os.path.join(cfg["folder"], "windows.jsonl"), str(cfg["windows_log_bytes"]),
