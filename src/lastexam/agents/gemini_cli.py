@@ -7,13 +7,7 @@ import json
 from pathlib import Path
 
 from lastexam.agents.base import AgentContext, AgentLaunch
-from lastexam.agents.harness import (
-    DISPLAY,
-    QUIET_ENV,
-    GatewayAgent,
-    computer_server,
-    write_home_file,
-)
+from lastexam.agents.harness import QUIET_ENV, GatewayAgent, computer_server, write_home_file
 from lastexam.agents.npm import NpmToolchain
 from lastexam.layout import AgentSandbox
 from lastexam.trajectory.schema import Step
@@ -47,7 +41,8 @@ class GeminiCliAgent(GatewayAgent):
             # Its shell tool runs every command with DISPLAY emptied (against GUI prompts):
             # bash reads BASH_ENV first, which gives the desktop's display back, so that an
             # application can be started by a command as with the other clients.
-            write_home_file(ctx.home, DISPLAY_RC, f'export DISPLAY="${{DISPLAY:-{DISPLAY}}}"\n')
+            rc = f'export DISPLAY="${{DISPLAY:-{AgentSandbox.DISPLAY}}}"\n'
+            write_home_file(ctx.home, DISPLAY_RC, rc)
             env["BASH_ENV"] = f"{AgentSandbox.HOME}/{DISPLAY_RC}"
         write_home_file(ctx.home, ".gemini/settings.json", json.dumps(settings, indent=2))
         argv = ["/usr/bin/node", self.executable(), "-p", ctx.instruction,
