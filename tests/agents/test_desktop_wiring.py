@@ -40,6 +40,8 @@ def test_claude_code_gets_the_server_and_its_permission(tmp_path: Path) -> None:
     assert _option(out.argv, "--allowedTools") == "mcp__computer"
     # Claude Code defers MCP tools behind a search tool unless told not to.
     assert out.env["ENABLE_TOOL_SEARCH"] == "false"
+    # ... and sends its first request before a slow server is up unless told to wait.
+    assert out.env["MCP_CONNECTION_NONBLOCKING"] == "false"
     # The instruction is still the prompt, after -p, and no value is left dangling.
     assert out.argv[out.argv.index("-p") + 1] == "do it"
 
@@ -50,6 +52,7 @@ def test_codex_gets_the_server_in_its_config(tmp_path: Path) -> None:
     server = config["mcp_servers"]["computer"]
     assert server["command"] == COMPUTER_MCP and server["args"] == []
     assert server["env_vars"] == ["DISPLAY"]  # Codex passes a server no other variable
+    assert server["required"] is True  # else its first request goes without a slow server
     assert config["approval_policy"] == "never"
     assert config["model_providers"]["lastexam"]["wire_api"] == "responses"
     assert out.env["CODEX_HOME"] == "/home/agent/.codex"

@@ -52,6 +52,8 @@ class ClaudeCodeAgent(GatewayAgent):
         }
         if ctx.desktop:
             env["ENABLE_TOOL_SEARCH"] = "false"  # every MCP tool in every request, none deferred
+            # The first request waits for the server (it is sent without it otherwise).
+            env["MCP_CONNECTION_NONBLOCKING"] = "false"
             env["MCP_TIMEOUT"] = str(MCP_START_S * 1000)
         return AgentLaunch(argv=self.bridged(ctx, argv + self.extra_args(ctx)), env=env,
                            mounts=self.mounts())

@@ -52,13 +52,16 @@ class CodexAgent(GatewayAgent):
         ]
         if ctx.desktop:
             # Codex offers its tools in the namespace `mcp__computer`; it hands a server only
-            # the variables named here. approval_policy "never" lets exec mode call them.
+            # the variables named here; it waits for a required server before its first
+            # request (an optional one gets a second). approval_policy "never" lets exec mode
+            # call the tools.
             lines += [
                 "",
                 f"[mcp_servers.{COMPUTER_SERVER}]",
                 f"command = {json.dumps(COMPUTER_MCP)}",
                 "args = []",
                 'env_vars = ["DISPLAY"]',
+                "required = true",
                 f"startup_timeout_sec = {MCP_START_S}",
                 "tool_timeout_sec = 300",
             ]
