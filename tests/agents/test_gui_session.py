@@ -7,6 +7,7 @@ screen recording."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,10 @@ def test_a_scripted_gui_session_through_each_client(agent: str, tmp_path: Path) 
     assert recording.read_bytes()[:4] == WEBM and recording.stat().st_size > 1000
     meta = json.loads((folder / "desktop" / "recording.json").read_text())
     assert isinstance(meta["started_at"], float) and meta["fps"] > 0
+    # Every step that acted is dated within the recording: the viewer links it to that time.
+    acted = [s for s in traj["steps"] if s.get("tool_calls")]
+    times = [datetime.fromisoformat(s["timestamp"]).timestamp() for s in acted]
+    assert all(meta["started_at"] <= t <= meta["started_at"] + 600 for t in times), times
 
 
 def _tail(folder: Path) -> str:
