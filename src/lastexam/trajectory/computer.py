@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from lastexam.gateway.wire.base import COMPUTER_PREFIXES, COMPUTER_SERVER
 from lastexam.trajectory.schema import ContentPart, ImageSource
 
-SERVER = "computer"
-# Claude Code: mcp__computer__click; Gemini CLI: mcp_computer_click (Codex names the server
-# and the tool apart; lastexam-agent's native tools are already named by their action).
-_NAMED = re.compile(rf"^(?:mcp__{SERVER}__|mcp_{SERVER}_)([A-Za-z0-9_]{{1,64}})$")
+# Codex names the server and the tool apart; lastexam-agent's native tools are already
+# named by their action.
+_NAMED = re.compile("^(?:" + "|".join(map(re.escape, COMPUTER_PREFIXES)) + ")([A-Za-z0-9_]{1,64})$")
 SAVED = re.compile(r"^saved (screens/[0-9]{4}\.png)$", re.MULTILINE)
 
 
@@ -29,7 +29,7 @@ def action_name(name: str) -> str:
 
 def mcp_name(server: str, tool: str) -> str:
     """How a trajectory names a tool that a client reports as (server, tool)."""
-    return tool if server == SERVER else f"mcp__{server}__{tool}"
+    return tool if server == COMPUTER_SERVER else f"mcp__{server}__{tool}"
 
 
 def result_content(content: Any, screenshot: bool

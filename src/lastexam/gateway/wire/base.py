@@ -27,18 +27,19 @@ SHELL_TOOLS: dict[str, str] = {
 }
 
 
-# The MCP server of computer use, as every client's configuration names it.
+# The MCP server of computer use, as every client's configuration names it, and how the
+# clients name its tools in their requests: Claude Code `mcp__computer__click`, Gemini CLI
+# `mcp_computer_click`, Codex `click` in the namespace `mcp__computer`, lastexam-agent `click`.
 COMPUTER_SERVER = "computer"
+COMPUTER_PREFIXES = (f"mcp__{COMPUTER_SERVER}__", f"mcp_{COMPUTER_SERVER}_")
+COMPUTER_NAMESPACE = f"mcp__{COMPUTER_SERVER}"
 
 
 def computer_tool_names(action: str) -> list[tuple[str, str | None]]:
-    """(tool name, namespace) under which a client offers the computer server's tool
-    `action`, most specific first: Claude Code's `mcp__computer__click`, Codex's `click` in
-    the namespace `mcp__computer`, Gemini CLI's `mcp_computer_click`, and lastexam-agent's
-    native `computer_click` or `click`."""
-    s = COMPUTER_SERVER
-    return [(f"mcp__{s}__{action}", None), (action, f"mcp__{s}"), (f"mcp_{s}_{action}", None),
-            (f"{s}_{action}", None), (action, None)]
+    """(tool name, namespace) under which a client may offer the computer server's tool
+    `action`, most specific first (a plain `action` last)."""
+    claude, gemini = (p + action for p in COMPUTER_PREFIXES)
+    return [(claude, None), (action, COMPUTER_NAMESPACE), (gemini, None), (action, None)]
 
 
 @dataclass(frozen=True)
