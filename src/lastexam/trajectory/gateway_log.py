@@ -16,18 +16,17 @@ from typing import Any
 
 from lastexam.gateway.models import MAX_LOG_LINE
 from lastexam.gateway.wire import WIRES
+from lastexam.trajectory.build import MAX_LOG_READ
 from lastexam.trajectory.computer import mcp_name
 from lastexam.trajectory.native import StepBuilder
 from lastexam.trajectory.schema import Step
 from lastexam.untrusted import iter_lines
 
-MAX_READ = 1024 * 1024 * 1024
-
 
 def _last_call(path: Path) -> dict[str, Any] | None:
     """The last answered model call whose request declared tools and was logged whole."""
     last = None
-    for line in iter_lines(path, MAX_LOG_LINE, MAX_READ):
+    for line in iter_lines(path, MAX_LOG_LINE, MAX_LOG_READ):
         try:
             call = json.loads(line)
         except (ValueError, RecursionError):
