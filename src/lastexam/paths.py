@@ -3,6 +3,7 @@
 LASTEXAM_HOME (default /var/lib/lastexam as root, else ~/.local/share/lastexam):
     envs/<name>/          one Python venv per environment, seen read-only in sandboxes
     agents/<name>/<ver>/  agent toolchains installed from npm, seen read-only in sandboxes
+    desktop/toolchain/    the computer-use toolchain (a venv), seen read-only at /opt/desktop
     work/<run-id>/        trial workspaces while a run is under way (removed after)
 
 Sandboxes run as an unprivileged uid, so these folders must be reachable by it: they sit
@@ -30,6 +31,11 @@ def home_subdir(name: str) -> Path:
         if p.stat().st_mode & 0o011 != 0o011:
             p.chmod(p.stat().st_mode | 0o011)
     return path
+
+
+def desktop_toolchain_dir() -> Path:
+    """Where the computer-use toolchain is installed (not created here: it may be absent)."""
+    return lastexam_home() / "desktop" / "toolchain"
 
 
 def package_dir() -> Path:
