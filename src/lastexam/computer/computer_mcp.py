@@ -101,14 +101,11 @@ def xdotool(*args: str, timeout: float = 30) -> str:
     return proc.stdout
 
 
-def _keysym_names() -> dict[str, str]:
-    for group in ("latin2", "latin3", "latin4", "greek", "cyrillic", "technical",
-                  "special", "publishing", "xkb"):
-        XK.load_keysym_group(group)
-    return {n[3:].lower(): n[3:] for n in dir(XK) if n.startswith("XK_")}
-
-
-KEYSYMS = _keysym_names()
+for _group in ("latin2", "latin3", "latin4", "greek", "cyrillic", "technical", "special",
+               "publishing", "xkb"):
+    XK.load_keysym_group(_group)
+KEYSYMS = {n[3:].lower(): n[3:] for n in dir(XK) if n.startswith("XK_")}  # lower -> name
+NAMES = {getattr(XK, n): n[3:] for n in sorted(dir(XK), reverse=True) if n.startswith("XK_")}
 
 
 def key_name(part: str) -> str:
@@ -120,9 +117,8 @@ def key_name(part: str) -> str:
         return KEY_ALIASES[low]
     if low in XDOTOOL_MODIFIERS:
         return low
-    if len(part) == 1 and part.isprintable():
-        name = XK.keysym_to_string(ord(part)) if ord(part) < 256 else None
-        return name or part
+    if len(part) == 1 and ord(part) in NAMES:  # "/" is slash to xdotool
+        return NAMES[ord(part)]
     if low in KEYSYMS:
         return KEYSYMS[low]
     raise ToolError(f"unknown key {part!r}: use X keysym names as xdotool does, e.g. Return, "
