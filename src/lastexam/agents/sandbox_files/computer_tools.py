@@ -22,8 +22,8 @@ class McpError(Exception):
     pass
 
 
-def desktop_present(server: str = SERVER) -> bool:
-    return bool(os.environ.get("DISPLAY")) and os.access(server, os.X_OK)
+def desktop_present() -> bool:
+    return bool(os.environ.get("DISPLAY")) and os.access(SERVER, os.X_OK)
 
 
 class ComputerTools:
