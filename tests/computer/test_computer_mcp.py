@@ -41,6 +41,8 @@ def test_coordinates_are_scaled_to_the_screen(computer: Computer, display: Displ
     computer("mouse_move", x=250, y=750)
     assert display.pointer() == (320, 600)
     assert computer("cursor_position")["text"] == "x=250 y=750"
+    computer("mouse_move", x=900, y=333)
+    assert display.pointer() == (1152, 266)
 
 
 def test_another_screen_size(toolchain: Path, screens: Path) -> None:
