@@ -142,6 +142,15 @@ def test_a_planted_file_is_neither_followed_nor_overwritten(computer: Computer, 
     assert (screens / "0005.png").read_bytes().startswith(b"\x89PNG")
 
 
+def test_the_screens_folder_is_made_when_absent(toolchain: Path, display: Display,
+                                                tmp_path: Path) -> None:
+    screens = tmp_path / "desktop" / "screens"
+    computer = Computer(toolchain, display.env(LASTEXAM_SCREENS_DIR=str(screens)))
+    assert computer("screenshot")["text"] == "saved screens/0001.png"
+    assert (screens / "0001.png").is_file()
+    computer.lines.stop()
+
+
 def test_numbers_continue_after_the_highest_and_stop_at_the_cap(toolchain: Path, display: Display,
                                                                  screens: Path) -> None:
     (screens / "0041.png").write_bytes(b"an earlier server's")

@@ -155,6 +155,10 @@ class Shots:
 
     def save(self, png: bytes) -> str:
         if self.next is None:
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                return f"not saved: cannot create {self.folder}: {e.strerror}"
             self.next = 1 + max((int(m.group(1)) for n in self._names()
                                  if (m := SHOT_NAME.match(n))), default=0)
         while self.next <= MAX_SAVED:

@@ -28,9 +28,7 @@ from lastexam.envs.system import BASE_PYTHON, run_checked
 from lastexam.errors import LastexamError
 from lastexam.paths import desktop_toolchain_dir, home_subdir
 
-SANDBOX_ROOT = "/opt/desktop"  # where desktop trials mount the toolchain
-COMMAND = f"{SANDBOX_ROOT}/bin/computer-mcp"  # what every client's MCP config starts
-SERVER_NAME = "computer"  # the MCP server's name in every client's configuration
+SERVER_NAME = "computer"  # its name in `lastexam agents install` and `list`
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "computer_mcp.py"
 LOCK = HERE / "requirements.lock.txt"
