@@ -66,6 +66,9 @@ def test_keys_and_text_reach_the_focused_window(computer: Computer, display: Dis
         typed = "".join(e["key"] for e in window.drain() if e["ev"] == "key"
                         and not e["key"].startswith("Shift"))
         assert typed == "Hi, you 42!"
+        computer("type", text="one\ntwo\n")
+        assert [e["key"] for e in window.drain() if e["ev"] == "key"] == [
+            "o", "n", "e", "Return", "t", "w", "o", "Return"]
         assert computer("key", keys="ctrl+s Return")["text"] == "pressed ctrl+s Return"
         events = [e for e in window.drain() if e["ev"] == "key"]
         s = next(e for e in events if e["key"] == "s")

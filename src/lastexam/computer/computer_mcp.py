@@ -251,8 +251,13 @@ def type_text(text: str) -> str:
         raise ToolError("text is empty")
     if len(text) > MAX_TEXT:
         raise ToolError(f"text is {len(text)} characters long: at most {MAX_TEXT} per call")
-    xdotool("type", "--delay", str(TYPE_DELAY_MS), "--", text,
-            timeout=30 + len(text) * TYPE_DELAY_MS * 4 / 1000)
+    # xdotool types a newline as Linefeed, which many applications ignore: Return instead.
+    for i, line in enumerate(text.replace("\r\n", "\n").split("\n")):
+        if i:
+            xdotool("key", "Return")
+        if line:
+            xdotool("type", "--delay", str(TYPE_DELAY_MS), "--", line,
+                    timeout=30 + len(line) * TYPE_DELAY_MS * 4 / 1000)
     return f"typed {len(text)} characters"
 
 
