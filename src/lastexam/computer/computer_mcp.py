@@ -171,8 +171,11 @@ class Shots:
                 continue  # something is already there: never written over nor followed
             except OSError as e:
                 return f"not saved: cannot create {self.folder / name}: {e.strerror}"
-            with os.fdopen(fd, "wb") as f:
-                f.write(png)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(png)
+            except OSError as e:  # e.g. the trial's write quota
+                return f"not saved: writing {self.folder / name} failed: {e.strerror}"
             return f"saved screens/{name}"
         return f"not saved: the limit of {MAX_SAVED} saved screenshots is reached"
 
