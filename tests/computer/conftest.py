@@ -108,10 +108,10 @@ class Display:
 class Computer:
     """The server, started by the mcp SDK's stdio client (mcp_driver.py)."""
 
-    def __init__(self, toolchain: Path, env: dict[str, str]) -> None:
+    def __init__(self, toolchain: Path, env: dict[str, str], server: list[str] | None = None) -> None:
         proc = subprocess.Popen(
             [str(toolchain / "bin" / "python3"), str(HERE / "mcp_driver.py"),
-             str(toolchain / "bin" / "computer-mcp")],
+             *(server or [str(toolchain / "bin" / "computer-mcp")])],
             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.lines = Lines(proc)
         self.tools: list[str] = self.lines.next()["tools"]
