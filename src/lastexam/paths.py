@@ -12,7 +12,9 @@ outside any home directory and are created world-traversable.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 from pathlib import Path
 
 
@@ -36,6 +38,31 @@ def home_subdir(name: str) -> Path:
 def desktop_toolchain_dir() -> Path:
     """Where the computer-use toolchain is installed (not created here: it may be absent)."""
     return lastexam_home() / "desktop" / "toolchain"
+
+
+def published_copy(src: Path, parent: Path) -> Path:
+    """A world-readable copy of the regular files of src (the sandbox's uid cannot read a
+    checkout under a private home) in parent/, named by its content so that runs never share
+    a stale copy. .sh and .py files are executable."""
+    files = sorted(p for p in src.iterdir() if p.is_file())
+    digest = hashlib.sha256()
+    for p in files:
+        digest.update(p.name.encode() + b"\0" + p.read_bytes())
+    dest = parent / digest.hexdigest()[:16]
+    if not dest.is_dir():
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        for p in files:
+            shutil.copyfile(p, tmp / p.name)
+            (tmp / p.name).chmod(0o755 if p.suffix in (".sh", ".py") else 0o644)
+        tmp.chmod(0o755)
+        tmp.parent.chmod(0o755)
+        try:
+            os.replace(tmp, dest)
+        except OSError:  # another process installed the same content first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest
 
 
 def package_dir() -> Path:
