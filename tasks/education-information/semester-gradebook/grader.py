@@ -88,7 +88,7 @@ def recalculated(ctx: GradeContext, root: ET.Element, tag: str) -> tuple[tuple |
     home.mkdir(exist_ok=True)
     try:
         done = subprocess.run(["ssconvert", "--recalc", "-I", "Gnumeric_XmlIO:sax", "-T", "Gnumeric_Excel:xlsx2",
-                               str(src), str(dst)], capture_output=True, text=True, timeout=180,
+                               str(src), str(dst)], capture_output=True, text=True, timeout=150,
                               env={**os.environ, "HOME": str(home)})
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, Outcome(False, f"ssconvert failed: {type(e).__name__}")

@@ -1,7 +1,9 @@
 #!/bin/bash
-# Oracle for semester-gradebook, through the desktop only: Gnumeric opens the LMS export, then
-# xdotool renames the sheet, appends the Grades sheet, types the headers and the formulas (one per
-# column, entered into the whole column range with ctrl+Return), and saves with the Save As dialog.
+# Oracle for semester-gradebook, through the desktop only: Gnumeric opens (a copy of) the LMS
+# export, then xdotool renames the sheet and appends Grades from the Edit > Sheet menu, moves with
+# ctrl+Home and the arrow keys, types the headers, a letter table and one formula per column
+# (entered into the whole column range at once with ctrl+Return), and saves with the Save As
+# dialog. It never writes the workbook itself.
 # Paths can be moved for a host test: TASK_DIR, OUT, SCREENS (default /task, /task/output and the
 # desktop's screens folder when it exists).
 set -euo pipefail
