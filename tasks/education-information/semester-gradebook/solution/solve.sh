@@ -64,9 +64,14 @@ sheet_menu() {
     keys "$1"
 }
 
-rename_sheet() {
-    sheet_menu n
-    wait_window '^Rename Sheet$' 15 >/dev/null
+rename_sheet() {  # the menu can lose a key under load: try again from a closed menu
+    local try
+    for try in 1 2 3; do
+        sheet_menu n
+        wait_window '^Rename Sheet$' 10 >/dev/null && break
+        keys Escape Escape Escape
+        [ "$try" = 3 ] && return 1
+    done
     keys ctrl+a
     text "$1"
     keys Return
