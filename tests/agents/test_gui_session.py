@@ -81,10 +81,11 @@ def gradebook_script(dest: Path) -> Path:
         " && bash /tmp/oracle/solution/solve.sh",
         " && { setsid bash /tmp/oracle/solution/solve.sh >/tmp/oracle/log 2>&1;"
         " echo $? >/tmp/oracle/rc; } </dev/null >/dev/null 2>&1 &")
-    wait = ("timeout 25 sh -c 'until [ -e /tmp/oracle/rc ]; do sleep 1; done';"
-            " cat /tmp/oracle/rc 2>/dev/null || echo running")
-    turns = [{"computer": {"action": "screenshot"}}, {"shell": unpack},
-             *[{"shell": wait}] * 16, {"shell": "cat /tmp/oracle/rc; tail -5 /tmp/oracle/log"},
+    # Each wait differs: Gemini CLI stops a session that repeats one tool call.
+    waits = [{"shell": f"timeout 25 sh -c 'until [ -e /tmp/oracle/rc ]; do sleep 1; done';"
+                       f" cat /tmp/oracle/rc 2>/dev/null || echo running {i}"} for i in range(16)]
+    turns = [{"computer": {"action": "screenshot"}}, {"shell": unpack}, *waits,
+             {"shell": "cat /tmp/oracle/rc; tail -5 /tmp/oracle/log"},
              {"computer": {"action": "screenshot"}}, {"text": "The gradebook is saved."}]
     dest.write_text(yaml.safe_dump({"turns": turns}))
     return dest
