@@ -12,6 +12,8 @@ workspace, see run/workspace.py) and once stored in the run folder.
         grader/                     result.json, grader.stdout.log, grader.stderr.log
         grades/NN-<version>/        grade.json of each regrade
         gateway.jsonl, trajectory.json  (agents that use a model)
+        screens/NNNN.png            screenshots of a GUI trial
+        desktop/                    recording.webm, recording.json, windows.jsonl (GUI trials)
     trials/.tmp-<trial-id>/         a trial being moved in (never a finished trial)
 """
 
@@ -83,6 +85,26 @@ class TrialPaths:
     @property
     def trajectory(self) -> Path:
         return self.root / "trajectory.json"
+
+    @property
+    def screens(self) -> Path:
+        return self.root / "screens"
+
+    @property
+    def desktop(self) -> Path:
+        return self.root / "desktop"
+
+    @property
+    def recording(self) -> Path:
+        return self.desktop / "recording.webm"
+
+    @property
+    def recording_meta(self) -> Path:
+        return self.desktop / "recording.json"
+
+    @property
+    def windows_log(self) -> Path:
+        return self.desktop / "windows.jsonl"
 
 
 # The names inside any trial folder, relative to it (TRIAL.exec_log: agent/exec.jsonl).
