@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from lastexam.layout import TRIAL
+from lastexam.store.models import GuiUse
 from lastexam.viewer import media
 from lastexam.viewer.paths import TrialFolder
 
@@ -132,6 +133,21 @@ def screens_section(folder: TrialFolder, base: str) -> str:
     extra = f"; {other:,} are not named NNNN.png and not shown" if other else ""
     extra += f"; {unlisted:,} more are not listed" if unlisted else ""
     return f"<h2>Screenshots</h2><p class=small>{count:,} files{extra}</p><p>{links}</p>"
+
+
+def gui_summary(gui: GuiUse, base: str) -> str:
+    """The trial's use of its declared GUI application, as recorded, and its window log."""
+    apps = "; ".join(f"{a.name} ({a.wm_class}): {a.state}, {a.mapped} windows mapped, "
+                     f"{a.input_events} input events ({a.keys} keys, {a.buttons} buttons)" for a in gui.apps)
+    log = [f"{gui.events:,} events"]
+    if gui.malformed:
+        log.append(f"{gui.malformed:,} malformed lines skipped")
+    if gui.truncated:
+        log.append("cut at the reading cap")
+    link = f"<a href='{base}/file/{quote(TRIAL.windows_log.as_posix())}'>windows.jsonl</a>"
+    why = f" ({html.escape(gui.reason)})" if gui.reason else ""
+    return (f"<b>{html.escape(gui.state)}</b>{why}. {html.escape(apps)}"
+            f"<div class=small>{link}: {', '.join(log)}; written inside the sandbox, not scored</div>")
 
 
 def side(base: str, rec: Recording) -> str:

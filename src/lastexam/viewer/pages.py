@@ -225,6 +225,7 @@ def trial_page(run: str, record: TrialRecord, folder: TrialFolder) -> str:
         ["score", f"<span class={cls}>{pct(record.score)}</span>"], ["ended by", e(record.ended_by)],
         ["timings", e(timings)], ["missing outputs", e(", ".join(record.missing_outputs) or "-")],
         ["declared software used", e(json.dumps(record.usage.declared_software))],
+        *([["GUI use", desktop.gui_summary(record.gui, base)]] if record.gui else []),
         ["model usage", f"<code>{e(json.dumps(gateway)) if gateway else '-'}</code>"],
     ])
     error = f"<h2>Error</h2><pre>{e(record.error)}</pre>" if record.error else ""
