@@ -140,12 +140,15 @@ def test_traversal_links_and_wrong_names_refused(tmp_path: Path, clip: bytes) ->
     (folder / "screens" / "0003.png").symlink_to(secret)
     (folder / "screens" / "0004.png").hardlink_to(secret)
     (folder / "screens" / "0005.png").mkdir()
+    for odd in ("evil.svg", "12345.png", "0006.PNG", "0007.png.svg"):  # real PNGs, names not NNNN.png
+        (folder / "screens" / odd).write_bytes(png())
     with viewer([run]) as url:
         base = f"{url}run/run/trial/{trial}"
         for path, status in (("screen/..%2F..%2F..%2Fsecret.png", 400), ("screen/%2e%2e", 400),
                              ("screen/0003.png", 403), ("screen/0004.png", 403),
                              ("screen/0005.png", 404), ("screen/0009.png", 404),
                              ("screen/evil.svg", 404), ("screen/12345.png", 404),
+                             ("screen/0006.PNG", 404), ("screen/0007.png.svg", 404),
                              ("screen/0001.png/x", 404), ("recording/x", 404), ("player/x", 404)):
             r = httpx.get(f"{base}/{path}")
             assert r.status_code == status, (path, r.status_code)
@@ -217,15 +220,20 @@ def test_bad_recording_json_is_a_note(tmp_path: Path, clip: bytes, meta: object,
     assert "class=seek" not in page.text
 
 
-def test_missing_recording_json_and_odd_trajectory(tmp_path: Path, clip: bytes) -> None:
+def test_odd_steps_and_missing_recording_json(tmp_path: Path, clip: bytes) -> None:
     run, trial = gui_run(tmp_path, clip)
     folder = run / "trials" / trial
-    os.unlink(folder / "desktop" / "recording.json")
     steps = [gui_step(1, T0 + 1, "click", "screens/0001.png"), "not a step",
              {"step_id": 3, "timestamp": 12, "source": "agent"},
-             {"step_id": 4, "timestamp": "2099-99-99", "source": "agent"}]
+             {"step_id": 4, "timestamp": "2099-99-99", "source": "agent"},
+             {"step_id": 5, "timestamp": "9999-12-31T23:59:59+00:00", "source": "agent"},
+             {**gui_step(6, T0 + 3, "click"), "observation": {"results": [{"content": "screens/../../x.png"}]}}]
     (folder / "trajectory.json").write_text(trajectory(steps))
     with viewer([run]) as url:
+        page = httpx.get(f"{url}run/run/trial/{trial}")
+        assert page.status_code == 200 and page.text.count("class=seek") == 2  # steps 1 and 6
+        assert page.text.count("<img class=thumb") == 1
+        os.unlink(folder / "desktop" / "recording.json")
         page = httpx.get(f"{url}run/run/trial/{trial}")
     assert page.status_code == 200 and "recording.json is missing" in page.text
     assert "class=seek" not in page.text and "screens/0001.png" in page.text
@@ -237,5 +245,5 @@ def test_trial_without_desktop_is_unchanged(tmp_path: Path) -> None:
     with viewer([run.root]) as url:
         page = httpx.get(f"{url}run/run/trial/{rec.trial_id}")
         assert page.status_code == 200
-        assert "<iframe" not in page.text and "Screenshots" not in page.text
+        assert "<iframe" not in page.text and "Screenshots" not in page.text and "recording" not in page.text
         assert httpx.get(f"{url}run/run/trial/{rec.trial_id}/recording").status_code == 404

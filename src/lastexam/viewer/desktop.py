@@ -24,7 +24,7 @@ from lastexam.viewer.paths import TrialFolder
 META_BYTES = 64 << 10
 SLACK_S = 120  # how far outside the trial's own times a recording may start
 MAX_OFFSET_S = 10 * 86400  # a player time beyond this is not asked for
-SCREEN_REF = re.compile(r"(?<![\w/.])screens/(\d{4}\.png)\b")
+SCREEN_REF = re.compile(r"\bscreens/(\d{4}\.png)\b")  # also inside /run/lastexam/desktop/...
 THUMBS_PER_STEP = 8
 
 

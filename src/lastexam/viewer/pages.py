@@ -107,7 +107,7 @@ def _rubric(record: TrialRecord) -> str:
     return head + table(["", "check", "weight", "message", "expected", "seen"], rows)
 
 
-def _trajectory(folder: TrialFolder, base: str, rec: desktop.Recording | None) -> str:
+def _trajectory(folder: TrialFolder, base: str, rec: desktop.Recording | None = None) -> str:
     rel = TRIAL.trajectory.as_posix()
     data = folder.read(rel, TRAJECTORY_BYTES + 1)
     if data is None:
