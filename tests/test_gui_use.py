@@ -47,12 +47,28 @@ PANEL = ev("map", "lastexam-panel")
     ((PANEL, ev("map", "librecad"), ev("map", "xterm"), ev("input", "xterm")), "opened"),
     ((PANEL, ev("map", "librecad"), ev("input", "librecad", keys=0, buttons=0)), "opened"),
     ((PANEL, ev("input", "librecad")), "bypassed"),  # input claimed for a window never mapped
+    ((PANEL, ev("input", "librecad"), ev("map", "librecad")), "opened"),  # input before the window
     ((PANEL, ev("map", "xterm"), ev("input", "xterm"), ev("map", "librecad-helper")), "bypassed"),
 ])
 def test_each_class(tmp_path: Path, lines: tuple[str, ...], state: str) -> None:
     use = gui_use(log(tmp_path, *lines), [CAD])
     assert use.state == state and use.apps[0].state == state
     assert use.malformed == 0 and use.events == len(lines)
+
+
+def test_the_monitors_own_lines(tmp_path: Path) -> None:
+    """As desktop/sandbox_files/monitor.py writes them: WM_CLASS split into wm_class (the class)
+    and wm_instance, input named by the focused window's class, one `capped` line at its cap."""
+    writer = DeclaredApp("Writer", "libreoffice")  # declared by its instance name
+    lines = [json.dumps({"t": T0, "event": "map", "window": "0x1", "wm_class": "libreoffice-writer",
+                         "wm_instance": "libreoffice", "title": "Untitled 1", "pid": None, "exe": None}),
+             json.dumps({"t": T0, "event": "focus", "window": "0x1", "wm_class": "libreoffice-writer",
+                         "wm_instance": "libreoffice", "title": "Untitled 1", "pid": 7, "exe": "/usr/lib/x"}),
+             json.dumps({"t": T0, "event": "input", "keys": 12, "buttons": 0, "wm_class": "libreoffice-writer"}),
+             json.dumps({"t": T0, "event": "capped"})]
+    use = gui_use(log(tmp_path, *lines), [writer])
+    assert use.state == "used" and use.apps[0].keys == 12
+    assert use.truncated and use.malformed == 0 and use.events == 4
 
 
 def test_used_if_any_declared_app_was_used(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from lastexam.store.models import GuiAppUse, GuiUse
 from lastexam.untrusted import iter_lines, open_regular
-from lastexam.usage.window_events import InputEvent, LogLine, WindowEvent
+from lastexam.usage.window_events import CappedEvent, LogLine, WindowEvent
 
 LOG_BYTES = 32 << 20  # read of windows.jsonl at most
 MAX_LINE = 64 << 10  # longer lines are skipped
@@ -60,6 +60,7 @@ def gui_use(log: Path, apps: Sequence[DeclaredApp]) -> GuiUse:
     size = os.fstat(fd).st_size
     os.close(fd)
     uses = [GuiAppUse(name=a.name, wm_class=a.wm_class) for a in apps]
+    classes: list[set[str]] = [set() for _ in apps]  # the WM_CLASS of each app's mapped windows
     events = malformed = 0
     truncated = size > LOG_BYTES
     for line in iter_lines(log, max_line=MAX_LINE, max_total=LOG_BYTES):
@@ -74,12 +75,16 @@ def gui_use(log: Path, apps: Sequence[DeclaredApp]) -> GuiUse:
             malformed += 1
             continue
         events += 1
-        for use in uses:
-            if not matches(use.wm_class, event.wm_class):
-                continue
-            if isinstance(event, WindowEvent) and event.event == "map":
-                use.mapped += 1
-            elif isinstance(event, InputEvent) and event.keys + event.buttons > 0:
+        if isinstance(event, CappedEvent):  # the monitor stopped writing at its own cap
+            truncated = True
+            continue
+        for use, seen in zip(uses, classes, strict=True):
+            if isinstance(event, WindowEvent):
+                if event.event == "map" and (matches(use.wm_class, event.wm_class)
+                                             or matches(use.wm_class, event.wm_instance)):
+                    use.mapped += 1
+                    seen.add(event.wm_class.strip().lower())  # input names a window by its class
+            elif event.wm_class.strip().lower() in seen and event.keys + event.buttons > 0:
                 use.input_events += 1
                 use.keys += event.keys
                 use.buttons += event.buttons

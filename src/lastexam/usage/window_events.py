@@ -1,6 +1,7 @@
 """The lines of windows.jsonl, the desktop's window log (Contract C of issue 13): a window
 mapped, unmapped or focused, or, about once a second while input arrives, the keys and buttons
-sent to the focused window. Fields the harness does not read are ignored."""
+sent to the focused window; past its caps the monitor writes one `capped` line and stops.
+Fields the harness does not read are ignored."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class WindowEvent(BaseModel):
     event: Literal["map", "unmap", "focus"]
     window: Annotated[str, Field(max_length=64)]
     wm_class: Annotated[str, Field(max_length=MAX_TEXT)]
+    wm_instance: Annotated[str, Field(max_length=MAX_TEXT)] = ""  # WM_CLASS's first part
     title: Annotated[str, Field(max_length=MAX_TEXT)] = ""
     pid: int | None = None
     exe: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
@@ -34,4 +36,11 @@ class InputEvent(BaseModel):
     wm_class: Annotated[str, Field(max_length=MAX_TEXT)]
 
 
-LogLine = Annotated[WindowEvent | InputEvent, Field(discriminator="event")]
+class CappedEvent(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    t: float
+    event: Literal["capped"]
+
+
+LogLine = Annotated[WindowEvent | InputEvent | CappedEvent, Field(discriminator="event")]
