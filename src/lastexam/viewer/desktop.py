@@ -137,8 +137,8 @@ def screens_section(folder: TrialFolder, base: str) -> str:
 
 def gui_summary(gui: GuiUse, base: str) -> str:
     """The trial's use of its declared GUI application, as recorded, and its window log."""
-    apps = "; ".join(f"{a.name} ({a.wm_class}): {a.state}, {a.mapped} windows mapped, "
-                     f"{a.input_events} input events ({a.keys} keys, {a.buttons} buttons)" for a in gui.apps)
+    apps = "; ".join(f"{a.name} ({a.wm_class}): {a.state}, windows mapped {a.mapped}, "
+                     f"input events {a.input_events} (keys {a.keys}, buttons {a.buttons})" for a in gui.apps)
     log = [f"{gui.events:,} events"]
     if gui.malformed:
         log.append(f"{gui.malformed:,} malformed lines skipped")
