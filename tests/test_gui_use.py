@@ -211,3 +211,19 @@ def test_schema_3_store_gains_the_column(tmp_path: Path) -> None:
     finally:
         store.close()
     assert "use of the declared software" in run_cli("show", run).stdout
+
+
+def test_trial_page_shows_the_gui_use(tmp_path: Path) -> None:
+    import httpx
+    from gui_trials import viewer
+
+    cad = GuiUse(state="opened", events=9, malformed=2, apps=[
+        {"name": "LibreCAD", "wm_class": "librecad", "mapped": 2, "state": "opened"}])
+    rec = record("cad", gui=cad)
+    plain = record("plain")
+    run = make_run(tmp_path / "run", [rec, plain]).root
+    with viewer([run]) as url:
+        page = httpx.get(f"{url}run/run/trial/{rec.trial_id}").text
+        assert "<b>opened</b>" in page and "LibreCAD (librecad): opened, windows mapped 2" in page
+        assert "2 malformed lines skipped" in page and "/file/desktop/windows.jsonl" in page
+        assert "GUI use" not in httpx.get(f"{url}run/run/trial/{plain.trial_id}").text
