@@ -72,7 +72,13 @@ def trajectory(steps: list[dict[str, Any]]) -> str:
 
 
 def gui_step(step_id: int, at: float, action: str, shot: str | None = None) -> dict[str, Any]:
-    results = [{"source_call_id": f"c{step_id}", "content": f"saved {shot}" if shot else "done"}]
+    """A computer-use step as the trajectory builders write it: a screenshot's result is a
+    list of ATIF v1.6 parts, its text and the image by its path in the trial folder."""
+    content: Any = "done"
+    if shot:
+        content = [{"type": "text", "text": f"saved {shot}"},
+                   {"type": "image", "source": {"media_type": "image/png", "path": shot}}]
+    results = [{"source_call_id": f"c{step_id}", "content": content}]
     return {"step_id": step_id, "timestamp": iso(at), "source": "agent", "message": "",
             "tool_calls": [{"tool_call_id": f"c{step_id}", "function_name": action, "arguments": {}}],
             "observation": {"results": results}}

@@ -227,12 +227,17 @@ def test_odd_steps_and_missing_recording_json(tmp_path: Path, clip: bytes) -> No
              {"step_id": 3, "timestamp": 12, "source": "agent"},
              {"step_id": 4, "timestamp": "2099-99-99", "source": "agent"},
              {"step_id": 5, "timestamp": "9999-12-31T23:59:59+00:00", "source": "agent"},
-             {**gui_step(6, T0 + 3, "click"), "observation": {"results": [{"content": "screens/../../x.png"}]}}]
+             {**gui_step(6, T0 + 3, "click"), "observation": {"results": [{"content": "screens/../../x.png"}]}},
+             {**gui_step(7, T0 + 4, "click"), "observation": {"results": [{"content": [
+                 {"type": "text", "text": "a chart"}, "odd part",
+                 {"type": "image", "source": {"media_type": "image/png", "path": "output/chart.png"}}]}]}}]
     (folder / "trajectory.json").write_text(trajectory(steps))
     with viewer([run]) as url:
         page = httpx.get(f"{url}run/run/trial/{trial}")
-        assert page.status_code == 200 and page.text.count("class=seek") == 2  # steps 1 and 6
-        assert page.text.count("<img class=thumb") == 1
+        assert page.status_code == 200 and page.text.count("class=seek") == 3  # steps 1, 6 and 7
+        assert page.text.count("<img class=thumb") == 1  # step 1's screenshot, once
+        assert "<pre>saved screens/0001.png</pre>" in page.text and "&#x27;type&#x27;" not in page.text
+        assert "<pre>a chart</pre><a href='/run/run/trial/" in page.text and "/file/output/chart.png'>" in page.text
         os.unlink(folder / "desktop" / "recording.json")
         page = httpx.get(f"{url}run/run/trial/{trial}")
     assert page.status_code == 200 and "recording.json is missing" in page.text

@@ -144,11 +144,7 @@ def _trajectory(folder: TrialFolder, base: str, rec: desktop.Recording | None = 
             body += (f"<div><b>tool call</b> {e(call.get('function_name'))}"
                      f"<pre>{e(json.dumps(call.get('arguments'), indent=1)[:20000])}</pre></div>")
         for res in (step.get("observation") or {}).get("results", []):
-            content = res.get("content", "")
-            if isinstance(content, str) and content.startswith("data:image/"):
-                body += f"<img alt=screenshot src='{e(content)}'>"
-            else:
-                body += f"<div><b>observation</b><pre>{e(str(content)[:20000])}</pre></div>"
+            body += _observation(res.get("content", ""), base)
         body += desktop.thumbs(base, desktop.screen_refs(step))
         for shot in (step.get("extra") or {}).get("screenshots", []):
             if not desktop.SCREEN_REF.fullmatch(str(shot)):
@@ -158,6 +154,21 @@ def _trajectory(folder: TrialFolder, base: str, rec: desktop.Recording | None = 
         parts.append(f"<p>… and {len(steps) - TRAJECTORY_STEPS:,} more steps, in "
                      f"<a href='{base}/file/{quote(rel)}'>trajectory.json</a>.</p>")
     return "".join(parts)
+
+
+def _observation(content: Any, base: str) -> str:
+    """A tool result: text, or (ATIF v1.6) a list of text and image parts. Screenshots are
+    shown as the step's thumbnails; another image is a link to the trial's file."""
+    if isinstance(content, str) and content.startswith("data:image/"):
+        return f"<img alt=screenshot src='{e(content)}'>"
+    if not isinstance(content, list):
+        return f"<div><b>observation</b><pre>{e(str(content)[:20000])}</pre></div>"
+    parts = [p for p in content if isinstance(p, dict)]
+    text = "\n".join(str(p.get("text") or "") for p in parts if p.get("type") == "text")
+    images = [str((p.get("source") or {}).get("path") or "") for p in parts if p.get("type") == "image"]
+    links = " ".join(f"<a href='{base}/file/{quote(path)}'>{e(path)}</a>" for path in images
+                     if path and not desktop.SCREEN_REF.fullmatch(path))
+    return f"<div><b>observation</b><pre>{e(text[:20000])}</pre>{links}</div>"
 
 
 def _files(folder: TrialFolder, base: str) -> str:
