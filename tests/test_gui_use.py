@@ -227,3 +227,5 @@ def test_trial_page_shows_the_gui_use(tmp_path: Path) -> None:
         assert "<b>opened</b>" in page and "LibreCAD (librecad): opened, windows mapped 2" in page
         assert "2 malformed lines skipped" in page and "/file/desktop/windows.jsonl" in page
         assert "GUI use" not in httpx.get(f"{url}run/run/trial/{plain.trial_id}").text
+        listing = httpx.get(f"{url}run/run").text
+        assert "<th>GUI use</th>" in listing and "<td>opened</td></tr>" in listing and "<td>-</td></tr>" in listing

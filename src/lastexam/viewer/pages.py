@@ -74,6 +74,7 @@ def runs_page(runs: dict[str, list[TrialRow]]) -> str:
 
 
 def run_page(name: str, trials: list[TrialRow]) -> str:
+    gui = any(t.gui_use is not None for t in trials)  # a column only when there are GUI trials
     rows = []
     for t in trials:
         cls = "pass" if t.full_pass else "fail"
@@ -82,9 +83,10 @@ def run_page(name: str, trials: list[TrialRow]) -> str:
             f"<a href='/run/{quote(name)}/trial/{quote(t.trial_id)}'>{e(t.task_id)}</a>",
             e(t.cell), str(t.attempt), e(t.status), f"<span class={cls}>{pct(t.score)}</span>",
             f"{t.checks_passed}/{t.checks_total}", e(failure[0] if failure else ""), f"{t.duration_s:.1f} s",
+            *([e(t.gui_use or "-")] if gui else []),
         ])
-    return page(f"run {name}", f"<h1>Run {e(name)}</h1>" + table(
-        ["task", "agent / model", "#", "status", "score", "checks", "failure", "agent time"], rows))
+    headers = ["task", "agent / model", "#", "status", "score", "checks", "failure", "agent time"]
+    return page(f"run {name}", f"<h1>Run {e(name)}</h1>" + table(headers + (["GUI use"] if gui else []), rows))
 
 
 def _rubric(record: TrialRecord) -> str:
