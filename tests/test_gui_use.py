@@ -15,13 +15,19 @@ from gui_trials import T0, make_run, record
 
 from conftest import run_cli
 from lastexam.analysis.metrics import gui_usage
+from lastexam.desktop.spec import DesktopApp
 from lastexam.store.db import Store
 from lastexam.store.models import GuiUse
 from lastexam.store.rows import TrialRow, load_rows
 from lastexam.usage import gui
-from lastexam.usage.gui import DeclaredApp, declared_apps, gui_use
+from lastexam.usage.gui import gui_use
 
-CAD = DeclaredApp("LibreCAD", "librecad")
+
+def app(name: str, wm_class: str) -> DesktopApp:
+    return DesktopApp(name=name, exec=wm_class, wm_class=wm_class)
+
+
+CAD = app("LibreCAD", "librecad")
 
 
 def ev(event: str, wm_class: str, **kw) -> str:
@@ -59,7 +65,7 @@ def test_each_class(tmp_path: Path, lines: tuple[str, ...], state: str) -> None:
 def test_the_monitors_own_lines(tmp_path: Path) -> None:
     """As desktop/sandbox_files/monitor.py writes them: WM_CLASS split into wm_class (the class)
     and wm_instance, input named by the focused window's class, one `capped` line at its cap."""
-    writer = DeclaredApp("Writer", "libreoffice")  # declared by its instance name
+    writer = app("Writer", "libreoffice")  # declared by its instance name
     lines = [json.dumps({"t": T0, "event": "map", "window": "0x1", "wm_class": "libreoffice-writer",
                          "wm_instance": "libreoffice", "title": "Untitled 1", "pid": None, "exe": None}),
              json.dumps({"t": T0, "event": "focus", "window": "0x1", "wm_class": "libreoffice-writer",
@@ -72,7 +78,7 @@ def test_the_monitors_own_lines(tmp_path: Path) -> None:
 
 
 def test_used_if_any_declared_app_was_used(tmp_path: Path) -> None:
-    calc = DeclaredApp("Calc", "libreoffice-calc")
+    calc = app("Calc", "libreoffice-calc")
     use = gui_use(log(tmp_path, ev("map", "librecad"), ev("map", "libreoffice-calc"),
                       ev("input", "libreoffice-calc", keys=7, buttons=2)), [CAD, calc])
     assert use.state == "used"
@@ -117,17 +123,6 @@ def test_unknown_when_there_is_nothing_to_judge(tmp_path: Path) -> None:
     for path in (fifo, link, tmp_path):
         use = gui_use(path, [CAD])
         assert use.state == "unknown" and "no window log" in use.reason
-
-
-def test_declared_apps_from_task_toml(tmp_path: Path) -> None:
-    (tmp_path / "task.toml").write_text(
-        'id = "x"\n[desktop]\nscreen = "1280x800"\napps = [\n'
-        '  { name = "LibreCAD", exec = "librecad", wm_class = "librecad" },\n'
-        '  { name = "no class", exec = "y" },\n  { wm_class = "  " },\n  { wm_class = "gimp" },\n  "junk",\n]\n')
-    assert declared_apps(tmp_path) == [CAD, DeclaredApp("gimp", "gimp")]
-    (tmp_path / "task.toml").write_text('id = "x"\n')
-    assert declared_apps(tmp_path) == []
-    assert declared_apps(tmp_path / "missing") == []
 
 
 def row(task: str, gui_use: str | None, full: bool, score: float, cell: str = "a", attempt: int = 1) -> TrialRow:

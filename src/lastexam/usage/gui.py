@@ -8,39 +8,21 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from lastexam.desktop.spec import CAPS, DesktopApp
 from lastexam.store.models import GuiAppUse, GuiUse
 from lastexam.untrusted import iter_lines, open_regular
 from lastexam.usage.window_events import CappedEvent, LogLine, WindowEvent
 
-LOG_BYTES = 32 << 20  # read of windows.jsonl at most
+LOG_BYTES = CAPS.windows_log_bytes  # the collector's caps: read of windows.jsonl at most
+MAX_EVENTS = CAPS.windows_log_lines
 MAX_LINE = 64 << 10  # longer lines are skipped
-MAX_EVENTS = 500_000
 _LINE = TypeAdapter(LogLine)
 _CLASS_PARTS = re.compile(r"[\s.,\x00]+")
-
-
-@dataclass(frozen=True)
-class DeclaredApp:
-    name: str
-    wm_class: str
-
-
-def declared_apps(task_dir: Path) -> list[DeclaredApp]:
-    """The GUI applications a task declares: task.toml's [desktop] apps with a wm_class."""
-    try:
-        raw = tomllib.loads((task_dir / "task.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return []
-    apps = (raw.get("desktop") or {}).get("apps") or []
-    return [DeclaredApp(str(a.get("name") or a["wm_class"]), a["wm_class"]) for a in apps
-            if isinstance(a, dict) and isinstance(a.get("wm_class"), str) and a["wm_class"].strip()]
 
 
 def matches(declared: str, seen: str) -> bool:
@@ -51,7 +33,8 @@ def matches(declared: str, seen: str) -> bool:
     return seen == want or want in _CLASS_PARTS.split(seen)
 
 
-def gui_use(log: Path, apps: Sequence[DeclaredApp]) -> GuiUse:
+def gui_use(log: Path, apps: Sequence[DesktopApp]) -> GuiUse:
+    """The trial's use of `apps`, the task's [desktop] apps, from its window log."""
     if not apps:
         return GuiUse(state="unknown", reason="the task declares no GUI application ([desktop] apps)")
     fd = open_regular(log)

@@ -16,12 +16,13 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
+from lastexam.desktop.spec import CAPS
 from lastexam.layout import TRIAL
 from lastexam.store.models import GuiUse
 from lastexam.viewer import media
 from lastexam.viewer.paths import TrialFolder
 
-META_BYTES = 64 << 10
+META_BYTES = CAPS.meta_bytes
 SLACK_S = 120  # how far outside the trial's own times a recording may start
 MAX_OFFSET_S = 10 * 86400  # a player time beyond this is not asked for
 SCREEN_REF = re.compile(r"\bscreens/(\d{4}\.png)\b")  # also inside /run/lastexam/desktop/...
@@ -54,7 +55,7 @@ def _meta(folder: TrialFolder) -> tuple[float | None, str | None]:
     if data is None:
         return None, "recording.json is missing or not a plain file"
     if len(data) > META_BYTES:
-        return None, f"recording.json is over {META_BYTES >> 10} KB"
+        return None, f"recording.json is over {META_BYTES:,} bytes"
     try:
         meta = json.loads(data)
     except (ValueError, RecursionError):

@@ -11,15 +11,13 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from lastexam.desktop.collect import EBML_MAGIC, PNG_MAGIC
+from lastexam.desktop.spec import CAPS
 from lastexam.layout import TRIAL
 from lastexam.viewer.content import FILE_CSP
 from lastexam.viewer.paths import Refused, TrialFolder
 
-WEBM_MAGIC = b"\x1a\x45\xdf\xa3"  # the EBML header every WebM file starts with
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-RECORDING_MAX_BYTES = 512 << 20
-SCREEN_MAX_BYTES = 16 << 20
-SCREEN_NAME = re.compile(rb"\d{4}\.png")
+SCREEN_NAME = re.compile(rb"\d{4}\.png")  # as collected: screens/NNNN.png
 CHUNK = 1 << 20
 
 
@@ -36,15 +34,16 @@ class Media:
         return self.parts[-1]
 
 
-RECORDING = Media(tuple(os.fsencode(p) for p in TRIAL.recording.parts), "video/webm", WEBM_MAGIC,
-                  RECORDING_MAX_BYTES, "a WebM video")
+# The caps are the collector's: a larger file was not written by the harness.
+RECORDING = Media(tuple(os.fsencode(p) for p in TRIAL.recording.parts), "video/webm", EBML_MAGIC,
+                  CAPS.recording_bytes, "a WebM video")
 
 
 def screen(name: bytes) -> Media:
     """A screenshot, screens/NNNN.png: any other name is not one."""
     if not SCREEN_NAME.fullmatch(name):
         raise Refused(404, "a screenshot is named screens/NNNN.png")
-    return Media((os.fsencode(TRIAL.screens.name), name), "image/png", PNG_MAGIC, SCREEN_MAX_BYTES,
+    return Media((os.fsencode(TRIAL.screens.name), name), "image/png", PNG_MAGIC, CAPS.screen_bytes,
                  "a PNG image")
 
 
