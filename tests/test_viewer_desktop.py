@@ -255,3 +255,19 @@ def test_trial_without_desktop_is_unchanged(tmp_path: Path) -> None:
         assert page.status_code == 200
         assert "<iframe" not in page.text and "Screenshots" not in page.text and "recording" not in page.text
         assert httpx.get(f"{url}run/run/trial/{rec.trial_id}/recording").status_code == 404
+
+
+@pytest.mark.parametrize("header, span", [
+    ("bytes=0-9", (0, 9)), ("bytes=90-", (90, 99)), ("bytes=-5", (95, 99)), ("bytes=-500", (0, 99)),
+    ("bytes=10-5000", (10, 99)), (" Bytes = 1-2 ", (1, 2)), ("bytes=5-2", None), ("bytes=-", None),
+    ("bytes=0-1,4-5", None), ("items=0-1", None), ("bytes=²-3", None), ("bytes=0-²", None),
+    ("bytes=" + "9" * 5000 + "-", None), ("bytes=0x10-", None), ("", None), (None, None),
+])
+def test_byte_ranges(header: str | None, span: tuple[int, int] | None) -> None:
+    assert media.byte_range(header, 100) == span
+
+
+@pytest.mark.parametrize("header", ["bytes=100-", "bytes=-0", "bytes=500-600"])
+def test_unsatisfiable_ranges(header: str) -> None:
+    with pytest.raises(media.Unsatisfiable):
+        media.byte_range(header, 100)

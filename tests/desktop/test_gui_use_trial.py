@@ -57,9 +57,8 @@ def test_used_and_bypassed_in_real_trials(trials: dict[str, Path]) -> None:
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed")
 def test_real_recording_plays_in_the_viewer(trials: dict[str, Path]) -> None:
-    from playwright.sync_api import sync_playwright
-
     from gui_trials import viewer
+    from playwright.sync_api import sync_playwright
 
     folder = trials["uses"]
     with viewer([folder.parent.parent]) as url, sync_playwright() as p:

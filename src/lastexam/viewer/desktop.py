@@ -25,7 +25,7 @@ from lastexam.viewer.paths import TrialFolder
 META_BYTES = CAPS.meta_bytes
 SLACK_S = 120  # how far outside the trial's own times a recording may start
 MAX_OFFSET_S = 10 * 86400  # a player time beyond this is not asked for
-SCREEN_REF = re.compile(r"\bscreens/(\d{4}\.png)\b")  # also inside /run/lastexam/desktop/...
+SCREEN_REF = re.compile(r"\bscreens/([0-9]{4}\.png)\b")  # also inside /run/lastexam/desktop/...
 THUMBS_PER_STEP = 8
 
 

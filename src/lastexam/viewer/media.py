@@ -17,7 +17,8 @@ from lastexam.layout import TRIAL
 from lastexam.viewer.content import FILE_CSP
 from lastexam.viewer.paths import Refused, TrialFolder
 
-SCREEN_NAME = re.compile(rb"\d{4}\.png")  # as collected: screens/NNNN.png
+SCREEN_NAME = re.compile(rb"[0-9]{4}\.png")  # as collected: screens/NNNN.png
+RANGE = re.compile(r"([0-9]{0,18})-([0-9]{0,18})")  # longer numbers: not a range we serve
 CHUNK = 1 << 20
 
 
@@ -84,9 +85,11 @@ def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
     unit, _, spec = header.strip().partition("=")
     if unit.strip().lower() != "bytes" or "," in spec:
         return None
-    first, dash, last = spec.strip().partition("-")
-    if not dash or not (first.isdigit() or last.isdigit()) or (first and not first.isdigit()) \
-            or (last and not last.isdigit()):
+    m = RANGE.fullmatch(spec.strip())
+    if m is None:
+        return None
+    first, last = m.groups()
+    if not first and not last:
         return None
     if not first:  # the last N bytes
         n = int(last)
