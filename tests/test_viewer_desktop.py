@@ -271,3 +271,21 @@ def test_byte_ranges(header: str | None, span: tuple[int, int] | None) -> None:
 def test_unsatisfiable_ranges(header: str) -> None:
     with pytest.raises(media.Unsatisfiable):
         media.byte_range(header, 100)
+
+
+def test_desktop_without_recording_is_a_note(tmp_path: Path, clip: bytes) -> None:
+    run, trial = gui_run(tmp_path, clip)
+    desktop = run / "trials" / trial / "desktop"
+    (desktop / "session.log").write_text("the recorder did not start: going on without a recording\n")
+    (desktop / "windows.jsonl").write_text("")
+    with viewer([run]) as url:
+        base = f"{url}run/run/trial/{trial}"
+        page = httpx.get(base).text
+        assert "<iframe" in page and f"{base[len(url) - 1:]}/file/desktop/session.log'>session.log" in page
+        assert "/file/desktop/windows.jsonl'>windows.jsonl" in page
+        (desktop / "recording.webm").unlink()
+        page = httpx.get(base).text
+        assert "<iframe" not in page and "kept no screen recording" in page
+        assert "/file/desktop/session.log'>session.log" in page
+        log = httpx.get(f"{base}/file/desktop/session.log")
+        assert log.headers["content-type"].startswith("text/plain") and "did not start" in log.text

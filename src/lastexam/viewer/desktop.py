@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from lastexam.desktop.spec import CAPS
-from lastexam.layout import TRIAL
+from lastexam.layout import TRIAL, DesktopFiles
 from lastexam.store.models import GuiUse
 from lastexam.viewer import media
 from lastexam.viewer.paths import TrialFolder
@@ -27,6 +27,9 @@ SLACK_S = 120  # how far outside the trial's own times a recording may start
 MAX_OFFSET_S = 10 * 86400  # a player time beyond this is not asked for
 SCREEN_REF = re.compile(r"\bscreens/([0-9]{4}\.png)\b")  # also inside /run/lastexam/desktop/...
 THUMBS_PER_STEP = 8
+# The desktop folder's files linked beside the player (plain text and JSON, served as text).
+DESKTOP_FILES = (DesktopFiles.RECORDING_META, DesktopFiles.WINDOWS_LOG, DesktopFiles.SESSION_LOG,
+                 TRIAL.desktop_collected.name)
 
 
 @dataclass
@@ -38,6 +41,7 @@ class Recording:
     started_at: float | None = None
     span_s: float = 0.0  # the longest offset a step may have: the trial's length and slack
     notes: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # what the desktop folder holds
 
 
 def _epoch(stamp: Any) -> float | None:
@@ -70,9 +74,14 @@ def recording(folder: TrialFolder, trial_started: str, trial_finished: str) -> R
     """The recording of the trial, None if it has none. `trial_started`/`trial_finished` are
     the harness's own times of the trial (its record), against which started_at is judged."""
     why = media.check(folder, media.RECORDING)
-    if why == "no such file":
+    listing = folder.listing(TRIAL.desktop.as_posix())
+    if why == "no such file" and listing is None:  # no desktop in this trial
         return None
-    rec = Recording(playable=why is None)
+    files = [f.decode(errors="replace") for f, _ in listing[0]] if listing else []
+    if why == "no such file":
+        return Recording(files=files, notes=["The desktop kept no screen recording (its session.log "
+                                             "and collected.json say why)."])
+    rec = Recording(playable=why is None, files=files)
     if why:
         rec.notes.append(f"recording.webm is not shown: {why}.")
     started, bad = _meta(folder)
@@ -156,7 +165,10 @@ def side(base: str, rec: Recording) -> str:
     notes = "".join(f"<p class='small note'>{html.escape(n)}</p>" for n in rec.notes)
     frame = (f"<iframe name=player title='screen recording' src='{base}/player'></iframe>"
              if rec.playable else "")
-    return f"<div class=player>{frame}{notes}</div>"
+    shown = [n for n in DESKTOP_FILES if n in rec.files]
+    links = " ".join(f"<a href='{base}/file/{quote(TRIAL.desktop.name)}/{quote(n)}'>{n}</a>" for n in shown)
+    listing = f"<p class=small>desktop: {links}</p>" if links else ""
+    return f"<div class=player>{frame}{notes}{listing}</div>"
 
 
 def player_query(query: dict[str, list[str]]) -> float:
