@@ -68,6 +68,8 @@ def test_real_recording_plays_in_the_viewer(trials: dict[str, Path]) -> None:
         page = browser.new_page()
         page.goto(f"{url}run/{folder.parent.parent.name}/trial/{folder.name}")
         assert "<b>used</b>" in page.content()
+        collected = (folder / "desktop" / "collected.json").read_text()
+        assert "<iframe" in page.content(), f"no recording to play; the collector says: {collected}"
         deadline = time.monotonic() + 60
         while True:
             frame = page.frame(name="player")
