@@ -1,7 +1,7 @@
 """Measured GUI use and the recording through real desktop trials (the real CLI, sandbox, X
 server, window monitor and recorder): an agent that types into the declared app used it, one
-that writes the result with awk bypassed it; `show` counts them; the real recording plays in
-the viewer in Chromium."""
+that only opens it opened it, one that writes the result with awk bypassed it; `show` counts
+them; the real recording plays in the viewer in Chromium."""
 
 from __future__ import annotations
 
@@ -25,6 +25,11 @@ win=$(xdotool search --sync --class Xmessage | head -1)
 xdotool windowactivate --sync "$win" key a b c
 sleep 2
 """ + RESULT
+OPENS_APP = r"""
+xmessage -name note 'hello' &
+xdotool search --sync --class Xmessage > /dev/null
+sleep 2
+""" + RESULT
 BYPASSES_APP = "sleep 2\n" + RESULT
 
 
@@ -33,15 +38,17 @@ def trials(tmp_path_factory, desktop_ready) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("gui-use")
     task = gui_task(root)
     out = {}
-    for name, cmd in (("uses", USES_APP), ("bypasses", BYPASSES_APP)):
+    for name, cmd in (("uses", USES_APP), ("opens", OPENS_APP), ("bypasses", BYPASSES_APP)):
         trial, folder = run_trial(task, root / name, cmd)
         assert trial["status"] == "completed" and trial["score"] == 1.0, trial
         out[name] = folder
     return out
 
 
-def test_used_and_bypassed_in_real_trials(trials: dict[str, Path]) -> None:
+def test_used_opened_and_bypassed_in_real_trials(trials: dict[str, Path]) -> None:
     used, bypassed = record(trials["uses"])["gui"], record(trials["bypasses"])["gui"]
+    opened = record(trials["opens"])["gui"]
+    assert opened["state"] == "opened" and opened["apps"][0]["input_events"] == 0, opened
     assert used["state"] == "used" and used["malformed"] == 0, used
     app = used["apps"][0]
     assert app["wm_class"] == "Xmessage" and app["mapped"] >= 1 and app["keys"] == 3, app
@@ -51,8 +58,8 @@ def test_used_and_bypassed_in_real_trials(trials: dict[str, Path]) -> None:
                     env={"COLUMNS": "200"}).stdout
     table = shown.split("use of the declared GUI application", 1)[1]
     lines = [re.sub(r"\s+", " ", ln.replace("│", " ")).strip() for ln in table.splitlines()]
-    assert "command used 1 50.0% 100.0% 100.0%" in lines
-    assert "command bypassed 1 50.0% 100.0% 100.0%" in lines
+    for state in ("used", "opened only", "bypassed"):
+        assert f"command {state} 1 33.3% 100.0% 100.0%" in lines, lines
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed")
