@@ -50,7 +50,7 @@ MARGIN = 4.0              # least web of material between features and to the ed
 
 
 def mid_deviation_um(fit: str, nominal: float) -> float:
-    for (lo, hi), (ei, es) in zip(RANGES, ISO286[fit]):
+    for (lo, hi), (ei, es) in zip(RANGES, ISO286[fit], strict=True):
         if lo < nominal <= hi:
             return (ei + es) / 2
     raise ValueError(nominal)
@@ -87,7 +87,6 @@ def pick(rng: random.Random) -> dict:
         from_right = rng.randrange(int(w * 0.42), int(w * 0.56)) + rng.choice([0.0, 0.5])
         below_top = rng.randrange(int(h * 0.44), int(h * 0.54)) + rng.choice([0.0, 0.5])
         d_bolt = ISO273[bolt][SERIES.index(bolt_series)]
-        d_slot = ISO273[slot_bolt][SERIES.index(slot_series)]
         pcd = float(rng.randrange(int(nominal + 2 * d_bolt + 14), int(nominal + 2 * d_bolt + 30)))
         edge = rng.choice([14.0, 15.0, 16.0, 18.0])
         p = dict(w=float(w), h=float(h), fillet=fillet, chamfer=chamfer, nominal=float(nominal), fit=fit,
@@ -176,7 +175,7 @@ def layers(g: dict) -> dict:
     for k, (x, y) in enumerate(g["holes"], 1):
         holes.append(circle(f"bolt hole {k} at {g['angles'][k - 1]:g} deg", (x, y), g["d_bolt"] / 2))
     rs, s = g["d_slot"] / 2, p["travel"]
-    for side, (x, y) in zip(("left", "right"), g["slots"]):
+    for side, (x, y) in zip(("left", "right"), g["slots"], strict=True):
         holes += [
             line(f"{side} slot, left side", (x - rs, y - s), (x - rs, y + s)),
             line(f"{side} slot, right side", (x + rs, y - s), (x + rs, y + s)),
@@ -240,7 +239,7 @@ def iso286_csv() -> str:
     wr = csv.writer(buf, lineterminator="\n")
     wr.writerow(["tolerance_class", "over_mm", "up_to_and_including_mm", "lower_deviation_um", "upper_deviation_um"])
     for fit in sorted(ISO286):
-        for (lo, hi), (ei, es) in zip(RANGES, ISO286[fit]):
+        for (lo, hi), (ei, es) in zip(RANGES, ISO286[fit], strict=True):
             wr.writerow([fit, lo, hi, f"{ei:g}", f"{es:g}"])
     return buf.getvalue()
 
