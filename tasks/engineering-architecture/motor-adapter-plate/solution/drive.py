@@ -100,11 +100,17 @@ def xdo(*args: str) -> str:
     return subprocess.run(["xdotool", *args], check=True, capture_output=True, text=True).stdout
 
 
+def search(pattern: str) -> list[str]:
+    """Visible windows of our LibreCAD (solve.sh passes its pid) whose title matches."""
+    pid = ["--pid", os.environ["LIBRECAD_PID"]] if os.environ.get("LIBRECAD_PID") else []
+    return subprocess.run(["xdotool", "search", "--all", "--onlyvisible", *pid, "--name", pattern],
+                          capture_output=True, text=True).stdout.split()
+
+
 def find_window(pattern: str, timeout: float = 60.0) -> str:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", pattern],
-                               capture_output=True, text=True).stdout.split()
+        found = search(pattern)
         if found:
             return found[0]
         time.sleep(0.2)
@@ -114,8 +120,7 @@ def find_window(pattern: str, timeout: float = 60.0) -> str:
 def window_gone(pattern: str, timeout: float = 30.0) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if not subprocess.run(["xdotool", "search", "--onlyvisible", "--name", pattern],
-                              capture_output=True, text=True).stdout.split():
+        if not search(pattern):
             return
         time.sleep(0.1)
     sys.exit(f"drive.py: window {pattern!r} still open after {timeout:.0f} s")

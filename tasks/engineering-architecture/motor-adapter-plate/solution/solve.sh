@@ -36,7 +36,7 @@ CONF
 cd "${TMPDIR:-/tmp}"
 librecad > "${TMPDIR:-/tmp}/librecad.log" 2>&1 &
 cad=$!
-TASK_ROOT="$root" python3 "$here/drive.py"
+TASK_ROOT="$root" LIBRECAD_PID="$cad" python3 "$here/drive.py"
 xdotool key ctrl+q || true
 for _ in $(seq 50); do kill -0 "$cad" 2>/dev/null || break; sleep 0.1; done
 kill "$cad" 2>/dev/null || true
