@@ -101,10 +101,15 @@ def xdo(*args: str) -> str:
 
 
 def search(pattern: str) -> list[str]:
-    """Visible windows of our LibreCAD (solve.sh passes its pid) whose title matches."""
-    pid = ["--pid", os.environ["LIBRECAD_PID"]] if os.environ.get("LIBRECAD_PID") else []
-    return subprocess.run(["xdotool", "search", "--all", "--onlyvisible", *pid, "--name", pattern],
-                          capture_output=True, text=True).stdout.split()
+    """Visible windows whose title matches: those of our LibreCAD (solve.sh passes its pid)
+    when it owns any, else any (the sandbox's desktop runs no other LibreCAD)."""
+    base = ["xdotool", "search", "--all", "--onlyvisible"]
+    pid = os.environ.get("LIBRECAD_PID")
+    for extra in (["--pid", pid] if pid else []), []:
+        found = subprocess.run([*base, *extra, "--name", pattern], capture_output=True, text=True).stdout.split()
+        if found:
+            return found
+    return []
 
 
 def find_window(pattern: str, timeout: float = 60.0) -> str:
@@ -138,7 +143,7 @@ class LibreCAD:
     def __init__(self) -> None:
         self.win = find_window(r"^LibreCAD - \[")
         xdo("windowactivate", "--sync", self.win)
-        time.sleep(0.5)
+        time.sleep(1.0)
 
     def click(self, xy: tuple[int, int]) -> None:
         xdo("mousemove", "--window", self.win, str(xy[0]), str(xy[1]), "click", "1")
@@ -156,11 +161,29 @@ class LibreCAD:
         xdo("key", "Escape")
         time.sleep(0.15)
 
+    def open_dialog(self, clicks: list[tuple[int, int]], title: str) -> str:
+        """Click through to a dialog; a click lost while the desktop is busy is retried."""
+        for _ in range(4):
+            for k, xy in enumerate(clicks):
+                if k:
+                    time.sleep(0.8)
+                self.click(xy)
+            end = time.monotonic() + 10
+            while time.monotonic() < end:
+                found = search(title)
+                if found:
+                    xdo("windowactivate", "--sync", found[0])
+                    time.sleep(0.3)
+                    return found[0]
+                time.sleep(0.2)
+            xdo("key", "Escape")
+            time.sleep(0.3)
+            xdo("key", "Escape")
+        sys.exit(f"drive.py: the dialog {title!r} did not open")
+
     def add_layer(self, name: str) -> None:
         """A new layer from the layer list's add button; LibreCAD makes it the current one."""
-        self.click(ADD_LAYER)
-        dialog = find_window(r"^Layer Settings$", 20)
-        xdo("windowactivate", "--sync", dialog)
+        self.open_dialog([ADD_LAYER], r"^Layer Settings$")
         xdo("key", "ctrl+a")
         xdo("type", "--delay", "8", name)
         xdo("key", "Return")
@@ -168,12 +191,7 @@ class LibreCAD:
         time.sleep(0.2)
 
     def save_as(self, path: Path) -> None:
-        self.click(FILE_MENU)
-        time.sleep(0.6)
-        self.click(SAVE_AS_ITEM)
-        dialog = find_window(r"^Save Drawing As$", 20)
-        xdo("windowactivate", "--sync", dialog)
-        time.sleep(0.3)
+        self.open_dialog([FILE_MENU, SAVE_AS_ITEM], r"^Save Drawing As$")
         xdo("key", "ctrl+a")
         xdo("type", "--delay", "8", str(path))
         xdo("key", "Return")
