@@ -144,6 +144,10 @@ class LibreCAD:
         self.win = find_window(r"^LibreCAD - \[")
         xdo("windowactivate", "--sync", self.win)
         time.sleep(1.0)
+        size = re.search(r"Geometry: (\d+)x(\d+)", xdo("getwindowgeometry", self.win))
+        if size and size.groups() != ("1280", "720"):  # the docks would not be where we click
+            xdo("windowsize", "--sync", self.win, "1280", "720")
+            time.sleep(1.0)
 
     def click(self, xy: tuple[int, int]) -> None:
         xdo("mousemove", "--window", self.win, str(xy[0]), str(xy[1]), "click", "1")
