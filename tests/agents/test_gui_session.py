@@ -36,6 +36,8 @@ def test_a_scripted_gui_session_through_each_client(agent: str, tmp_path: Path) 
     folder = trial_dir(out, trial)
     assert trial["status"] == "completed", (trial["error"], _tail(folder))
     assert trial["score"] == 1.0, _tail(folder)  # A1 = 42 in the saved workbook, graded
+    record = json.loads((folder / "trial.json").read_text())
+    assert record["gui"]["state"] == "used"  # its window mapped and given input (GUI use)
 
     shots = sorted((folder / "screens").iterdir())
     assert [p.name for p in shots] == ["0001.png", "0002.png"]
