@@ -205,3 +205,26 @@ def test_codex_namespaces_name_other_servers_tools(tmp_path: Path) -> None:
     assert steps is not None
     assert _calls(steps) == [("click", {}), ("mcp__db__query", {"q": 1}),
                              ("spawn_agent", {"input": "not json"})]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("wire", ["anthropic", "chat", "responses", "gemini"])
+def test_the_last_answer_is_read_in_every_wire(wire: str, stream: bool, tmp_path: Path) -> None:
+    """The final answer of the gateway-log fallback, as the gateway logs it (a body, or the
+    payloads of its events) for an answer the wire itself rendered."""
+    from lastexam.gateway.wire import WIRES, Reply, SSEParser
+    from lastexam.trajectory.gateway_log import gateway_steps
+
+    chunks = b"".join(WIRES[wire].render(Reply(text="All saved."), "m", stream))
+    if stream:
+        parser = SSEParser()
+        parser.feed(chunks)
+        parser.close()
+        response = parser.events
+    else:
+        response = json.loads(chunks)
+    log = tmp_path / "gateway.jsonl"
+    log.write_text(json.dumps({"wire": wire, "status": 200, "stream": stream,
+                               "request": {"tools": [{}]}, "response": response}) + "\n")
+    steps = gateway_steps(log)
+    assert steps is not None and [s.message for s in steps] == ["All saved."]
