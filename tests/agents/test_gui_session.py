@@ -27,6 +27,14 @@ PNG = b"\x89PNG\r\n\x1a\n"
 WEBM = b"\x1a\x45\xdf\xa3"  # EBML: Matroska/WebM
 
 
+@pytest.fixture(scope="module")
+def gnumeric_ready() -> None:
+    from conftest import run_cli
+
+    run_cli("env", "install", "gnumeric", timeout=1800)
+
+
+@pytest.mark.usefixtures("gnumeric_ready")
 @pytest.mark.parametrize("agent", CLIENTS)
 def test_a_scripted_gui_session_through_each_client(agent: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
@@ -93,11 +101,9 @@ def gradebook_script(dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.usefixtures("gnumeric_ready")
 @pytest.mark.parametrize("agent", CLIENTS)
 def test_each_client_carries_out_a_real_gui_tasks_oracle(agent: str, tmp_path: Path) -> None:
-    from conftest import run_cli
-
-    run_cli("env", "install", "gnumeric", timeout=1800)
     script = gradebook_script(tmp_path / "gradebook.yaml")
     out = tmp_path / "run"
     result = run_json("run", GRADEBOOK, "--agent", agent, "--model", f"scripted:{script}",
