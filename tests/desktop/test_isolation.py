@@ -25,26 +25,34 @@ PROBE = Path(__file__).with_name("x_probe.py")
 
 @pytest.fixture
 def host_display(tmp_path: Path) -> Iterator[int]:
-    """A host X server on a free display, reachable on every channel (TCP, no access control)."""
-    r, w = os.pipe()
-    proc = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(w), "-listen", "tcp", "-ac", "-screen", "0", "640x480x24"],
-        pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    os.close(w)
-    try:
-        assert select.select([r], [], [], 30)[0], "the host Xvfb did not start"
-        number = int(os.read(r, 16).decode())
-        yield number
-    finally:
-        os.close(r)
-        proc.kill()
-        proc.wait()
+    """A host X server on a free display other than :0 (the number the sandbox's own display
+    has), reachable on every channel (TCP, no access control)."""
+    for number in range(20, 100):
+        if Path(f"/tmp/.X{number}-lock").exists() or Path(f"/tmp/.X11-unix/X{number}").exists():
+            continue
+        r, w = os.pipe()
+        proc = subprocess.Popen(
+            ["Xvfb", f":{number}", "-displayfd", str(w), "-listen", "tcp", "-ac",
+             "-screen", "0", "640x480x24"],
+            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        os.close(w)
+        try:
+            ready = select.select([r], [], [], 30)[0] and os.read(r, 16).strip()
+            if ready:
+                yield number
+                return
+        finally:
+            os.close(r)
+            proc.kill()
+            proc.wait()
+    pytest.fail("no free display for the host X server")
 
 
 def probe_line(text: str) -> dict:
-    line = next(x for x in text.splitlines() if x.startswith("PROBE "))
-    return json.loads(line.removeprefix("PROBE "))
+    lines = [x for x in text.splitlines() if x.startswith("PROBE ")]
+    assert lines, f"the probe did not run:\n{text[-2000:]}"
+    return json.loads(lines[0].removeprefix("PROBE "))
 
 
 def test_the_host_display_is_out_of_reach(tmp_path: Path, host_display: int, desktop_ready) -> None:

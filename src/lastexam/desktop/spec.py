@@ -95,7 +95,7 @@ class DesktopCaps(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     fps: float = 2.0  # recording frame rate
-    keyframe_every: int = 20  # frames between keyframes (a cut recording stays seekable)
+    keyframe_every: int = 60  # frames between keyframes (30 s: a still screen costs little)
     recording_bytes: int = 256 * 1024 * 1024  # collected at most; ffmpeg stops before it
     max_screens: int = 2000
     screen_bytes: int = 8 * 1024 * 1024
