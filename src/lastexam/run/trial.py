@@ -47,7 +47,7 @@ from lastexam.store.models import (
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
 from lastexam.usage.channel import ExecLogChannel, check_not_hidden, pythonpath_env
-from lastexam.usage.record import record_usage
+from lastexam.usage.record import ShimNotLoaded, record_usage
 from lastexam.usage.shim import build_shim
 
 
@@ -184,9 +184,14 @@ class TrialRunner:
             if plan.desktop is not None:
                 collect_desktop(ws.desktop, ws.trial)
             missing = [o for o in task.spec.outputs if not (ws.trial.output / o).is_file()]
-            usage = ExecUsage.model_validate(record_usage(
-                exec_log, ws.trial.exec_log, task.spec.software, first_program
-            ))
+            try:
+                usage = ExecUsage.model_validate(record_usage(
+                    exec_log, ws.trial.exec_log, task.spec.software, first_program
+                ))
+            except ShimNotLoaded as e:  # with a desktop: the agent's command never started
+                if plan.desktop is None:
+                    raise
+                raise ShimNotLoaded(f"{e}: {desktop_launch.no_start(ws.trial)}") from None
             ws.free_agent_areas()
             lap("collect")
             step = "grade"
