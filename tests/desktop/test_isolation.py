@@ -7,46 +7,16 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from conftest import LASTEXAM, ROOT
 
 from .conftest import ffprobe, gui_task, record
 
 PROBE = Path(__file__).with_name("x_probe.py")
-
-
-@pytest.fixture
-def host_display(tmp_path: Path) -> Iterator[int]:
-    """A host X server on a free display other than :0 (the number the sandbox's own display
-    has), reachable on every channel (TCP, no access control)."""
-    for number in range(20, 100):
-        if Path(f"/tmp/.X{number}-lock").exists() or Path(f"/tmp/.X11-unix/X{number}").exists():
-            continue
-        r, w = os.pipe()
-        proc = subprocess.Popen(
-            ["Xvfb", f":{number}", "-displayfd", str(w), "-listen", "tcp", "-ac",
-             "-screen", "0", "640x480x24"],
-            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        os.close(w)
-        try:
-            ready = select.select([r], [], [], 30)[0] and os.read(r, 16).strip()
-            if ready:
-                yield number
-                return
-        finally:
-            os.close(r)
-            proc.kill()
-            proc.wait()
-    pytest.fail("no free display for the host X server")
 
 
 def probe_line(text: str) -> dict:

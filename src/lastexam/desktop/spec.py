@@ -103,6 +103,7 @@ class DesktopCaps(BaseModel):
     windows_log_lines: int = 100_000
     meta_bytes: int = 4096  # recording.json
     session_log_bytes: int = 256 * 1024
+    scan_entries: int = 20_000  # entries looked at in the folder and in screens/
     stop_before_cap_s: float = 3.0  # the recording is finalised this long before the time cap
 
 
