@@ -105,6 +105,9 @@ class DesktopCaps(BaseModel):
     session_log_bytes: int = 256 * 1024
     scan_entries: int = 20_000  # entries looked at in the folder and in screens/
     stop_before_cap_s: float = 3.0  # the recording is finalised this long before the time cap
+    # Added to a desktop trial's write cap (and per-file limit): the recording and the
+    # screenshots are written inside the sandbox, so they count against it.
+    write_allowance: int = 512 * 1024 * 1024
 
 
 CAPS = DesktopCaps()

@@ -14,7 +14,7 @@ from pathlib import Path
 from lastexam.agents.base import Agent, AgentContext
 from lastexam.desktop import launch as desktop_launch
 from lastexam.desktop.collect import collect_desktop
-from lastexam.desktop.spec import DesktopSpec, desktop_for
+from lastexam.desktop.spec import CAPS, DesktopSpec, desktop_for
 from lastexam.envs.manage import Environment
 from lastexam.gateway.models import Budget, SessionSummary
 from lastexam.gateway.providers import ModelSpec
@@ -315,7 +315,9 @@ class TrialRunner:
         argv = launch.argv
         watch = [ws.output, ws.home, ws.inputs, ws.trial.agent]
         desktop_mounts: list[Mount] = []
+        desktop_bytes = 0
         if plan.desktop is not None:
+            desktop_bytes = CAPS.write_allowance  # the recording is written as the agent too
             ws.make_desktop(self.provider.uid)
             wrapped = desktop_launch.wrap(plan.desktop, argv, env, ws.desktop, plan.timeout_s)
             argv, env, desktop_mounts = wrapped.argv, wrapped.env, wrapped.mounts
@@ -342,7 +344,7 @@ class TrialRunner:
                 wall_s=plan.timeout_s,
                 memory_mb=limits.memory_mb,
                 max_processes=limits.max_processes,
-                watch_bytes=limits.output_mb * 1024 * 1024 * 2,
+                watch_bytes=limits.output_mb * 1024 * 1024 * 2 + desktop_bytes,
             ),
             stdout=ws.trial.agent_stdout,
             stderr=ws.trial.agent_stderr,
