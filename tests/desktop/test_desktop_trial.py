@@ -31,7 +31,7 @@ ffmpeg -loglevel error -f x11grab -video_size 1024x768 -i "$DISPLAY" -frames:v 1
 ls /opt/lastexam-desktop > /dev/null && echo files=ok
 if [ -d /opt/desktop ]; then
     echo toolchain=mounted
-    touch /opt/desktop/x 2> /dev/null && echo toolchain=writable
+    awk '$5 == "/opt/desktop" { split($6, o, ","); print "toolchain=" o[1] }' /proc/self/mountinfo
 fi
 xdotool windowkill "$win"
 sleep 0.5
@@ -57,8 +57,9 @@ def test_the_agent_has_its_own_desktop(gui_trial) -> None:
     assert "launcher=/tmp/.lastexam-desktop/apps/00.desktop" in out
     assert "files=ok" in out
     # the computer-use toolchain, read-only, when it is installed (helper gui-mcp installs it)
-    assert ("toolchain=mounted" in out) == desktop_toolchain_dir().is_dir()
-    assert "toolchain=writable" not in out
+    installed = desktop_toolchain_dir().is_dir()
+    assert ("toolchain=mounted" in out) == installed
+    assert ("toolchain=ro" in out) == installed and "toolchain=rw" not in out
 
 
 def test_the_desktop_is_not_in_the_exec_log(gui_trial) -> None:
