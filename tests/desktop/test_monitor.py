@@ -60,6 +60,11 @@ def test_windows_focus_and_input_per_window(host_desktop: int, tmp_path: Path) -
     alpha.kill()
     alpha.wait()
     wait_for(out, "unmap", "alpha")
+    gamma, g = window(d, "gamma")  # closed right after a key press: the press is still its own
+    x(d, "xdotool", "windowactivate", "--sync", g, "key", "q")
+    gamma.kill()
+    gamma.wait()
+    wait_for(out, "unmap", "gamma")
     mon.send_signal(signal.SIGTERM)
     assert mon.wait(30) == 0
     beta.kill()
@@ -77,7 +82,7 @@ def test_windows_focus_and_input_per_window(host_desktop: int, tmp_path: Path) -
         return sum(e[key] for e in lines if e["event"] == "input" and e["wm_class"] == cls)
 
     # Both are Xmessage: the presses are told apart by the focus lines between them.
-    assert typed("Xmessage", "keys") == 3 and typed("Xmessage", "buttons") == 1
+    assert typed("Xmessage", "keys") == 4 and typed("Xmessage", "buttons") == 1
     by_focus, current = {}, None
     for e in lines:
         if e["event"] == "focus":
@@ -85,7 +90,8 @@ def test_windows_focus_and_input_per_window(host_desktop: int, tmp_path: Path) -
         elif e["event"] == "input":
             k, btn = by_focus.get(current, (0, 0))
             by_focus[current] = (k + e["keys"], btn + e["buttons"])
-    assert by_focus == {"alpha": (2, 0), "beta": (1, 1)}, lines
+    assert by_focus == {"alpha": (2, 0), "beta": (1, 1), "gamma": (1, 0)}, lines
+    assert {e["wm_class"] for e in lines if e["event"] == "input"} == {"Xmessage"}
     assert any(e["event"] == "unmap" and e["wm_instance"] == "alpha" for e in lines)
 
 

@@ -266,8 +266,8 @@ def run(cfg, command):
             recorder = recording_begun(recorder, cfg)
             recording_since = time.monotonic()
         log(f"desktop ready in {time.monotonic() - t0:.3f} s")
-    except (DesktopError, OSError, ImportError) as e:
-        log(f"the desktop could not start: {e}")
+    except Exception as e:  # Xlib's errors too: whatever it is, the agent must not start
+        log(f"the desktop could not start: {type(e).__name__}: {e}")
         return DESKTOP_FAILED
     agent = subprocess.Popen(command, env=agent_env())
     stop_at = t0 + cfg["record_for_s"]
