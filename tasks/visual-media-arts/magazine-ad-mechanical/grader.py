@@ -27,6 +27,7 @@ from lastexam.grading import GradeContext, Outcome, Rubric, all_of, equal, near
 
 SVG = "{http://www.w3.org/2000/svg}"
 INK = "{http://www.inkscape.org/namespaces/inkscape}"
+SODI = "{http://sodipodi.sourceforge.net/DTD/sodipodi-0.dtd}"
 FILE = "ad.svg"
 MAX_BYTES = 16 * 1024 * 1024
 PX_MM = 25.4 / 96
@@ -275,7 +276,13 @@ def first_length(value: str | None) -> float | None:
 def text_facts(doc: Doc, el: ET.Element) -> dict:
     spans = [el, *(t for t in el.iter() if tag(t) == "tspan")]
     first = next((t for t in spans if (t.text or "").strip()), el)
-    anchor_el = next((t for t in spans if t.get("x") is not None and t.get("y") is not None), el)
+    # Inkscape lays out the lines of a text (tspans with sodipodi:role="line") from the text's own
+    # x and y and rewrites the tspans' copies only when it re-flows them: the text's position rules.
+    first_span = spans[1] if len(spans) > 1 else None
+    if first_span is not None and first_span.get(SODI + "role") == "line" and el.get("x") is not None:
+        anchor_el = el
+    else:
+        anchor_el = next((t for t in spans[1:] if t.get("x") is not None and t.get("y") is not None), el)
     x, y = first_length(anchor_el.get("x")), first_length(anchor_el.get("y"))
     m = doc.ctm(anchor_el)
     at = doc.to_mm(m, x, y) if x is not None and y is not None else None
@@ -284,9 +291,16 @@ def text_facts(doc: Doc, el: ET.Element) -> dict:
     scale = math.sqrt(abs(fm[0] * fm[3] - fm[1] * fm[2]))
     size_pt = size_uu * scale * doc.scale[0] / (25.4 / 72) if size_uu and doc.scale else None
     family = (doc.prop(first, "font-family") or "").split(",")[0].strip().strip("'\"")
-    weight = (doc.prop(first, "font-weight") or "normal").lower()
+    # Inkscape picks the face by its own -inkscape-font-specification where one is declared
+    # ('DejaVu Sans Book' on a tspan inside a bold text renders Book), else by font-weight.
+    face = next((d for n in doc.chain(first) if (d := declared(n)).get("font-weight")
+                 or d.get("-inkscape-font-specification")), {})
+    spec = face.get("-inkscape-font-specification", "").lower()
+    weight = face.get("font-weight", "normal").lower()
+    bold = any(w in spec for w in ("bold", "heavy", "black")) if spec else \
+        weight in ("bold", "bolder", "600", "700", "800", "900")
     return {"anchor": at, "size_pt": size_pt, "family": family,
-            "bold": weight in ("bold", "bolder", "600", "700", "800", "900"),
+            "bold": bold,
             "fill": fill_of(doc, first), "align": doc.prop(first, "text-anchor") or "start"}
 
 

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from build_ad import build  # noqa: E402
+from build_ad import build
 
 TASK = Path(__file__).resolve().parent.parent
 VARIANTS = {
