@@ -45,15 +45,27 @@ def topology(inputs: Path, variant: str) -> tuple[list[dict], list[dict], set[tu
     return vlans, [d for d in devices if d["hostname"] in active], links
 
 
-def obj(oid: str, kind: str, x: float, y: float, w: float, h: float, label: str) -> str:
+def text_attr(label: str) -> str:
+    return ('<dia:attribute name="text"><dia:composite type="text"><dia:attribute name="string">'
+            f'<dia:string>#{escape(label)}#</dia:string></dia:attribute>'
+            '<dia:attribute name="height"><dia:real val="0.6"/></dia:attribute>'
+            '</dia:composite></dia:attribute>')
+
+
+def obj(oid: str, kind: str, x: float, y: float, w: float, h: float, label: str | None) -> str:
     return (f'<dia:object type="{kind}" version="{1 if kind.startswith("Network") else 0}" id="{oid}">'
             f'<dia:attribute name="elem_corner"><dia:point val="{x:g},{y:g}"/></dia:attribute>'
             f'<dia:attribute name="elem_width"><dia:real val="{w:g}"/></dia:attribute>'
             f'<dia:attribute name="elem_height"><dia:real val="{h:g}"/></dia:attribute>'
-            '<dia:attribute name="text"><dia:composite type="text"><dia:attribute name="string">'
-            f'<dia:string>#{escape(label)}#</dia:string></dia:attribute>'
-            '<dia:attribute name="height"><dia:real val="0.6"/></dia:attribute>'
-            '</dia:composite></dia:attribute></dia:object>')
+            + (text_attr(label) if label is not None else "") + "</dia:object>")
+
+
+def caption(oid: str, x: float, y: float, label: str) -> str:
+    return (f'<dia:object type="Standard - Text" version="1" id="{oid}">'
+            f'<dia:attribute name="obj_pos"><dia:point val="{x:g},{y:g}"/></dia:attribute>'
+            + text_attr(label).replace("</dia:composite>",
+                                       f'<dia:attribute name="pos"><dia:point val="{x:g},{y:g}"/></dia:attribute>'
+                                       "</dia:composite>") + "</dia:object>")
 
 
 def line(oid: str, kind: str, a: tuple[str, float, float], b: tuple[str, float, float], glued: bool) -> str:
@@ -90,7 +102,11 @@ def build(inputs: Path, variant: str = "oracle") -> bytes:
         x, y = (rng.uniform(0, 60), rng.uniform(0, 60)) if moved else ((i % 9) * 9.0, 14.0 + (i // 9) * 10)
         kind = "Flowchart - Box" if moved else SHAPES.get(d["role"], "Flowchart - Box")
         label = d["hostname"] + (f"\n{d['model']}\n({d['role']})" if moved else "")
-        objects.append(obj(f"D{i}", kind, x, y, 3, 3, label))
+        if variant == "loose-labels":  # a plain box, its hostname in a text object beside it
+            objects.append(obj(f"D{i}", "Standard - Box", x, y, 3, 3, None))
+            objects.append(caption(f"T{i}", x + 3.5, y + 1.5, d["hostname"]))
+        else:
+            objects.append(obj(f"D{i}", kind, x, y, 3, 3, label))
         where[d["hostname"]] = (f"D{i}", x, y)
     lines = []
     for n, (h, vid) in enumerate(sorted(links)):

@@ -22,6 +22,7 @@ VARIANTS = {
     "negative/firewall-on-every-vlan": "fw-everywhere",
     "negative/lines-not-glued": "unglued",
     "negative/star-on-firewall": "star",
+    "negative/labels-as-loose-text": "loose-labels",
 }
 
 
