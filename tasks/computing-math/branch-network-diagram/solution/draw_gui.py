@@ -102,7 +102,8 @@ def main() -> None:
         for host, vid in sorted(links):
             line(at[host], at[vid])
         xdo("key", "ctrl+s")
-        time.sleep(1.5)
+        xdo("search", "--sync", "--onlyvisible", "--name", "Save Diagram")
+        time.sleep(0.8)
         xdo("key", "ctrl+a")
         xdo("type", "--delay", "10", str(target))
         xdo("key", "Return")

@@ -41,6 +41,14 @@ def window(name: str, timeout: float = 30) -> tuple[int, int, int, int]:
     raise SystemExit(f"no window named {name!r}")
 
 
+def gone(name: str, timeout: float = 30) -> None:
+    """Wait until no visible window has this name (a dialog closed)."""
+    end = time.time() + timeout
+    while time.time() < end and xdo("search", "--onlyvisible", "--name", name, check=False).split():
+        time.sleep(0.2)
+    time.sleep(0.4)
+
+
 def click(x: int, y: int, pause: float = 0.3, count: int = 1) -> None:
     xdo("mousemove", str(x), str(y))
     xdo("click", "--repeat", str(count), "1")
@@ -132,17 +140,22 @@ def draw(plan: dict, inputs: Path, target: Path) -> None:
     dx, dy, dw, _ = window("Document Properties")
     field(dx + 121, dy + 154, f3(plan["page"][0]))
     field(dx + 121, dy + 192, f3(plan["page"][1]))
-    click(dx + dw - 11, dy - 11, 1.0)
+    click(dx + dw - 11, dy - 11, 0.3)
+    gone("Document Properties")
     # Layers: rename the first, add the others above it in turn.
     click(*desk)
     click(mx + 153, my + 12, 0.8)  # Layer menu
-    click(mx + 211, my + 88, 1.2)  # Rename Layer...
+    click(mx + 211, my + 88, 0.3)  # Rename Layer...
+    window("Rename Layer")
     type_text("Background")
-    key("Return", pause=0.8)
+    key("Return", pause=0.3)
+    gone("Rename Layer")
     for name in ("Panels", "Logo", "Text"):
-        key("shift+ctrl+n", pause=1.2)
+        key("shift+ctrl+n", pause=0.3)
+        window("Add Layer")
         type_text(name)
-        key("Return", pause=0.8)
+        key("Return", pause=0.3)
+        gone("Add Layer")
     key("ctrl+Next", "ctrl+Next", "ctrl+Next", pause=0.5)  # back to Background
 
     def rect(box: tuple | list, colour: str) -> None:
@@ -170,11 +183,15 @@ def draw(plan: dict, inputs: Path, target: Path) -> None:
         rect(box, colour)
     key("ctrl+Prior", pause=0.5)  # Logo
     # The logo: File > Import as editable objects, width locked to its proportions, reversed.
-    key("ctrl+i", pause=2.0)
+    key("ctrl+i", pause=0.3)
+    window("Select file to import")
     key("ctrl+l", pause=0.3)
     type_text(str((inputs / "logo.svg").resolve()))
-    key("Return", pause=2.0)
-    key("Return", pause=2.0)  # SVG Input: "include as editable objects" is the default
+    key("Return", pause=0.3)
+    window("SVG Input")
+    key("Return", pause=0.3)  # "include as editable objects" is the default
+    gone("SVG Input")
+    time.sleep(1.0)
     lx, ly, lw = plan["logo"]
     click(mx + 965, my + 87)  # lock the proportions
     field(mx + 860, my + 87, f3(lw))
@@ -199,10 +216,12 @@ def draw(plan: dict, inputs: Path, target: Path) -> None:
         xx, xy, xw, _ = window("XML Editor")
         field(xx + 160, xy + 313, f3(ay))  # rows: id, y, x, style
         field(xx + 160, xy + 339, f3(ax))
-        click(xx + xw - 11, xy - 11, 0.8)
+        click(xx + xw - 11, xy - 11, 0.3)
+        gone("XML Editor")
         click(*desk)
     # File > Save As, Inkscape SVG.
-    key("ctrl+shift+s", pause=2.0)
+    key("ctrl+shift+s", pause=0.3)
+    window("Select file to save to")
     key("ctrl+a", pause=0.2)
     type_text(str(target))
     key("Return", pause=3.0)
