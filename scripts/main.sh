@@ -7,6 +7,8 @@ scripts/setup.sh
 lx=.venv/bin/lastexam
 
 $lx env install --all
+# The computer-use MCP server that desktop (GUI) trials mount at /opt/desktop.
+$lx agents install computer
 stamp="$(date +%Y%m%d-%H%M%S)"
 out="runs/quickstart-$stamp"
 $lx run tasks --agent oracle --concurrency 2 --out "$out/oracle"

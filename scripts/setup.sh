@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 
 # gcc and libc6-dev build the exec-log shim (src/lastexam/usage/execlog.c).
 packages=(bubblewrap python3 python3-venv util-linux socat gcc libc6-dev git ca-certificates)
+# The desktop of GUI trials (src/lastexam/desktop): X server, window manager, panel, recorder,
+# the window monitor's python3-xlib, fonts, and the X tools agents are promised on PATH.
+packages+=(xvfb openbox tint2 ffmpeg python3-xlib fonts-dejavu-core xdotool x11-utils
+           x11-xserver-utils)
 # The tests drive the viewer in Debian's Chromium (Playwright never downloads a browser here).
 [[ "${1:-}" == "--test" ]] && packages+=(chromium fonts-dejavu-core)
 need=()

@@ -6,8 +6,9 @@ scripts/setup.sh --test
 lx=.venv/bin/lastexam
 
 $lx env install --all
-# The pinned agent CLIs from npm (and socat), for the real-client tests in tests/agents.
-$lx agents install claude-code codex gemini-cli
+# The pinned agent CLIs from npm (and socat), for the real-client tests in tests/agents, and the
+# computer-use MCP server of desktop trials.
+$lx agents install claude-code codex gemini-cli computer
 .venv/bin/ruff check src tests benchmarks tasks
 # The catalogue is generated: fail when docs/tasks.md is out of date.
 $lx tasks list --markdown | diff -u docs/tasks.md - || { echo "docs/tasks.md is stale: run lastexam tasks list --markdown > docs/tasks.md"; exit 1; }

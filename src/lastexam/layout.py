@@ -12,6 +12,9 @@ workspace, see run/workspace.py) and once stored in the run folder.
         grader/                     result.json, grader.stdout.log, grader.stderr.log
         grades/NN-<version>/        grade.json of each regrade
         gateway.jsonl, trajectory.json  (agents that use a model)
+        screens/NNNN.png            screenshots of a desktop trial (capped, PNG only)
+        desktop/                    recording.webm, recording.json, windows.jsonl,
+                                    session.log, collected.json (what was kept or dropped)
     trials/.tmp-<trial-id>/         a trial being moved in (never a finished trial)
 """
 
@@ -84,6 +87,34 @@ class TrialPaths:
     def trajectory(self) -> Path:
         return self.root / "trajectory.json"
 
+    @property
+    def screens(self) -> Path:
+        return self.root / "screens"
+
+    @property
+    def desktop(self) -> Path:
+        return self.root / "desktop"
+
+    @property
+    def recording(self) -> Path:
+        return self.desktop / DesktopFiles.RECORDING
+
+    @property
+    def recording_meta(self) -> Path:
+        return self.desktop / DesktopFiles.RECORDING_META
+
+    @property
+    def windows_log(self) -> Path:
+        return self.desktop / DesktopFiles.WINDOWS_LOG
+
+    @property
+    def desktop_log(self) -> Path:
+        return self.desktop / DesktopFiles.SESSION_LOG
+
+    @property
+    def desktop_collected(self) -> Path:
+        return self.desktop / "collected.json"
+
 
 # The names inside any trial folder, relative to it (TRIAL.exec_log: agent/exec.jsonl).
 TRIAL = TrialPaths(Path())
@@ -109,6 +140,16 @@ class RunPaths:
         return self.trials / f"{STAGING_PREFIX}{trial_id}"
 
 
+class DesktopFiles:
+    """Names in the desktop folder: the same inside the sandbox and in the trial folder."""
+
+    SCREENS = "screens"  # NNNN.png, 4 digits from 0001
+    RECORDING = "recording.webm"
+    RECORDING_META = "recording.json"  # {"started_at": epoch, "fps": float}
+    WINDOWS_LOG = "windows.jsonl"
+    SESSION_LOG = "session.log"  # the desktop's own start-up and shutdown messages
+
+
 class AgentSandbox:
     """Paths inside an agent's sandbox."""
 
@@ -125,6 +166,10 @@ class AgentSandbox:
     USAGE_DIR = "/run/lastexam/usage"
     EXEC_SHIM = "/run/lastexam/usage/execlog.so"  # preloaded into every dynamic program
     USAGE_HOOK = "/run/lastexam/usage/hook"  # sitecustomize.py recording Python imports
+    DESKTOP = "/run/lastexam/desktop"  # writable: screens/, recording, windows log (desktop trials)
+    DESKTOP_FILES = "/opt/lastexam-desktop"  # the desktop's session files (desktop/sandbox_files)
+    DESKTOP_TOOLCHAIN = "/opt/desktop"  # the computer-use toolchain (paths.desktop_toolchain_dir)
+    DISPLAY = ":0"
 
 
 class GradingSandbox:

@@ -3,6 +3,7 @@
 LASTEXAM_HOME (default /var/lib/lastexam as root, else ~/.local/share/lastexam):
     envs/<name>/          one Python venv per environment, seen read-only in sandboxes
     agents/<name>/<ver>/  agent toolchains installed from npm, seen read-only in sandboxes
+    desktop/toolchain/    the computer-use toolchain (a venv), seen read-only at /opt/desktop
     work/<run-id>/        trial workspaces while a run is under way (removed after)
 
 Sandboxes run as an unprivileged uid, so these folders must be reachable by it: they sit
@@ -11,7 +12,9 @@ outside any home directory and are created world-traversable.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 from pathlib import Path
 
 
@@ -30,6 +33,36 @@ def home_subdir(name: str) -> Path:
         if p.stat().st_mode & 0o011 != 0o011:
             p.chmod(p.stat().st_mode | 0o011)
     return path
+
+
+def desktop_toolchain_dir() -> Path:
+    """Where the computer-use toolchain is installed (not created here: it may be absent)."""
+    return lastexam_home() / "desktop" / "toolchain"
+
+
+def published_copy(src: Path, parent: Path) -> Path:
+    """A world-readable copy of the regular files of src (the sandbox's uid cannot read a
+    checkout under a private home) in parent/, named by its content so that runs never share
+    a stale copy. .sh and .py files are executable."""
+    files = sorted(p for p in src.iterdir() if p.is_file())
+    digest = hashlib.sha256()
+    for p in files:
+        digest.update(p.name.encode() + b"\0" + p.read_bytes())
+    dest = parent / digest.hexdigest()[:16]
+    if not dest.is_dir():
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        for p in files:
+            shutil.copyfile(p, tmp / p.name)
+            (tmp / p.name).chmod(0o755 if p.suffix in (".sh", ".py") else 0o644)
+        tmp.chmod(0o755)
+        tmp.parent.chmod(0o755)
+        try:
+            os.replace(tmp, dest)
+        except OSError:  # another process installed the same content first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest
 
 
 def package_dir() -> Path:

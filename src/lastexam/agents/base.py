@@ -30,6 +30,7 @@ class AgentContext:
     home: Path  # host path of the sandbox's HOME, for config files written before start
     logs: Path  # host folder for the agent's native logs (not visible in the sandbox)
     gateway: GatewayAccess | None = None  # set when the agent speaks to a model
+    desktop: bool = False  # the sandbox has a desktop (DISPLAY=:0, /run/lastexam/desktop)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,6 @@ Inside the sandbox:
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shlex
 import shutil
 from pathlib import Path
@@ -19,7 +17,7 @@ from lastexam.agents.base import Agent, AgentContext, GatewayAccess
 from lastexam.agents.npm import NpmToolchain
 from lastexam.errors import LastexamError
 from lastexam.layout import AgentSandbox
-from lastexam.paths import home_subdir, package_dir
+from lastexam.paths import home_subdir, package_dir, published_copy
 from lastexam.sandbox.base import Mount
 
 FILES_SRC = package_dir() / "agents" / "sandbox_files"
@@ -37,27 +35,8 @@ QUIET_ENV = {
 
 
 def sandbox_files() -> Path:
-    """A world-readable copy of sandbox_files/ (the sandbox's uid cannot read a checkout
-    under a private home), named by its content so that runs never share a stale copy."""
-    files = sorted(p for p in FILES_SRC.iterdir() if p.is_file())
-    digest = hashlib.sha256()
-    for p in files:
-        digest.update(p.name.encode() + b"\0" + p.read_bytes())
-    dest = home_subdir("agents") / "_lastexam" / digest.hexdigest()[:16]
-    if not dest.is_dir():
-        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        for p in files:
-            shutil.copyfile(p, tmp / p.name)
-            (tmp / p.name).chmod(0o755 if p.suffix in (".sh", ".py") else 0o644)
-        tmp.chmod(0o755)
-        tmp.parent.chmod(0o755)
-        try:
-            os.replace(tmp, dest)
-        except OSError:  # another process installed the same content first
-            shutil.rmtree(tmp, ignore_errors=True)
-    return dest
+    """A world-readable copy of sandbox_files/ for the sandbox to mount."""
+    return published_copy(FILES_SRC, home_subdir("agents") / "_lastexam")
 
 
 class GatewayAgent(Agent):

@@ -10,6 +10,7 @@ import typer
 from lastexam.errors import LastexamError
 
 app = typer.Typer(help="The agents lastexam can run.", no_args_is_help=True)
+COMPUTER = "not an agent: the computer-use MCP server every agent gets in desktop trials"
 
 
 @app.command("list")
@@ -19,6 +20,7 @@ def list_agents() -> None:
 
     from lastexam.agents import all_agents
     from lastexam.cli.output import out
+    from lastexam.computer import toolchain
 
     table = Table()
     for col in ("agent", "description", "version", "ready"):
@@ -26,19 +28,31 @@ def list_agents() -> None:
     for agent in all_agents():
         missing = agent.missing()
         table.add_row(agent.name, agent.description, agent.version(), "yes" if not missing else "; ".join(missing))
+    missing = toolchain.missing()
+    table.add_row(toolchain.SERVER_NAME, COMPUTER, toolchain.version(),
+                  "yes" if not missing else "; ".join(missing))
     out.print(table)
 
 
 @app.command("install")
 def install(
-    names: Annotated[list[str], typer.Argument(help="Agents to install (or `all`).")],
+    names: Annotated[list[str], typer.Argument(
+        help="Agents to install, `computer` (the computer-use MCP server), or `all`.")],
     force: Annotated[bool, typer.Option(help="Reinstall even when installed.")] = False,
 ) -> None:
-    """Install agents' pinned toolchains (npm) and what their bridge needs (socat)."""
+    """Install agents' pinned toolchains (npm), what their bridge needs (socat) and the
+    computer-use MCP server of desktop trials (a hash-pinned Python venv)."""
     from lastexam.agents import all_agents, get_agent
     from lastexam.agents.harness import GatewayAgent
     from lastexam.cli.output import err
+    from lastexam.computer import toolchain
 
+    if names == ["all"] or toolchain.SERVER_NAME in names:
+        err.print(f"[b]{toolchain.SERVER_NAME}[/b]")
+        toolchain.install(log=lambda m: err.print(f"  {m}"), force=force)
+        if missing := toolchain.missing():
+            raise LastexamError(f"{toolchain.SERVER_NAME} is still not ready: {'; '.join(missing)}")
+        names = [n for n in names if n != toolchain.SERVER_NAME]
     agents = all_agents() if names == ["all"] else [get_agent(n) for n in names]
     for agent in agents:
         if not isinstance(agent, GatewayAgent):

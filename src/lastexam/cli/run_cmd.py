@@ -44,6 +44,9 @@ def run(
         Path | None,
         typer.Option("--config", help="Experiment YAML: agents x models over tasks; flags override it."),
     ] = None,
+    desktop: Annotated[
+        bool, typer.Option("--desktop", help="A desktop (X server, window manager) in every trial, GUI task or not.")
+    ] = False,
     out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/<run-id>).")] = None,
     resume: Annotated[bool, typer.Option(help="Finish the run in --out, skipping recorded trials.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
@@ -77,6 +80,8 @@ def run(
         )
     if max_retries is not None:
         config = config.model_copy(update={"max_retries": max_retries})
+    if desktop and not resume:
+        config = config.model_copy(update={"desktop": True})
     progress = _progress_bar(err, enabled=err.is_terminal or not json_out)
     with progress:
         bar = progress.add_task("trials", total=None)

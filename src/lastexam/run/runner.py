@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lastexam.agents import get_agent
+from lastexam.desktop import launch as desktop_launch
 from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError
 from lastexam.gateway.models import Budget
@@ -56,7 +57,7 @@ def plan_trials(tasks: list[Task], config: RunConfig) -> list[TrialPlan]:
                 key = TrialKey(task_id=task.id, agent=agent.name, model=cell.model, attempt=attempt)
                 plans.append(
                     TrialPlan(task, key, agent, cell.agent_args, timeout, environments[name],
-                              model, budget)
+                              model, budget, force_desktop=config.desktop)
                 )
     return plans
 
@@ -68,6 +69,8 @@ def uses_gateway(plans: list[TrialPlan]) -> bool:
 def check_ready(plans: list[TrialPlan], provider: SandboxProvider) -> None:
     """Stop before any agent starts if something the trials need is missing."""
     problems = [f"sandbox: {p}" for p in provider.preflight()]
+    if any(p.desktop is not None for p in plans):
+        problems += [f"desktop: {m}" for m in desktop_launch.missing()]
     for task in {p.task.id: p.task for p in plans}.values():
         needed = ["instruction.md", "grader.py"]
         if any(p.agent.sees_solution for p in plans if p.task is task):

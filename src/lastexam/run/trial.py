@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lastexam.agents.base import Agent, AgentContext
+from lastexam.desktop import launch as desktop_launch
+from lastexam.desktop.collect import collect_desktop
+from lastexam.desktop.spec import DesktopSpec, desktop_for
 from lastexam.envs.manage import Environment
 from lastexam.gateway.models import Budget, SessionSummary
 from lastexam.gateway.providers import ModelSpec
@@ -58,6 +61,11 @@ class TrialPlan:
     env: Environment
     model: ModelSpec | None = None  # key.model, parsed once when the run is planned
     budget: Budget = field(default_factory=Budget)
+    force_desktop: bool = False  # `lastexam run --desktop`: a desktop even for a non-GUI task
+
+    @property
+    def desktop(self) -> DesktopSpec | None:
+        return desktop_for(self.task.spec.gui, self.task.spec.desktop, self.force_desktop)
 
 
 @dataclass
@@ -148,7 +156,7 @@ class TrialRunner:
             channel = ExecLogChannel(shim, ws.exec_log, uid) if shim else None
             exec_log = None
             try:
-                request = self._agent_request(plan, ws, access, channel)
+                request, first_program = self._agent_request(plan, ws, access, channel)
                 if channel is not None:
                     channel.open()
                 result = self.provider.run(request)
@@ -173,9 +181,11 @@ class TrialRunner:
                 ws.output, ws.trial.output, max_bytes=task.spec.limits.output_mb * 1024 * 1024
             )
             after = inputs_state(task.inputs_dir, ws.inputs)
+            if plan.desktop is not None:
+                collect_desktop(ws.desktop, ws.trial)
             missing = [o for o in task.spec.outputs if not (ws.trial.output / o).is_file()]
             usage = ExecUsage.model_validate(record_usage(
-                exec_log, ws.trial.exec_log, task.spec.software, request.argv[0]
+                exec_log, ws.trial.exec_log, task.spec.software, first_program
             ))
             ws.free_agent_areas()
             lap("collect")
@@ -261,7 +271,9 @@ class TrialRunner:
     def _agent_request(
         self, plan: TrialPlan, ws: TrialWorkspace, access: ModelAccess | None,
         channel: ExecLogChannel | None,
-    ) -> SandboxRequest:
+    ) -> tuple[SandboxRequest, str]:
+        """The agent's sandbox, and the program its exec log must start with (the agent's
+        own first program: a desktop session before it runs without the shim)."""
         task, agent = plan.task, plan.agent
         instruction = ws.instruction.read_text(encoding="utf-8", errors="replace")
         solution = None
@@ -278,6 +290,7 @@ class TrialRunner:
                 home=ws.home,
                 logs=ws.trial.agent,
                 gateway=access.access if access else None,
+                desktop=plan.desktop is not None,
             )
         )
         ws.own_home(self.provider.uid)  # config files the adapter wrote
@@ -294,6 +307,14 @@ class TrialRunner:
             # The exec log's shim and the hook that records Python imports.
             **(channel.env(pythonpath) if channel else pythonpath_env(pythonpath)),
         }
+        argv = launch.argv
+        watch = [ws.output, ws.home, ws.inputs, ws.trial.agent]
+        desktop_mounts: list[Mount] = []
+        if plan.desktop is not None:
+            ws.make_desktop(self.provider.uid)
+            wrapped = desktop_launch.wrap(plan.desktop, argv, env, ws.desktop, plan.timeout_s)
+            argv, env, desktop_mounts = wrapped.argv, wrapped.env, wrapped.mounts
+            watch.append(ws.desktop)
         mounts = [
             Mount(ws.instruction, AgentSandbox.INSTRUCTION),
             Mount(ws.inputs, AgentSandbox.INPUTS, writable=True),
@@ -302,12 +323,13 @@ class TrialRunner:
             *plan.env.mounts(),
             *launch.mounts,
             *([access.mount] if access else []),
+            *desktop_mounts,
             *(channel.mounts(self.area.usage_hook) if channel else []),
         ]
         check_not_hidden(mounts)
-        return SandboxRequest(
+        request = SandboxRequest(
             name=f"{self.run_id}.{plan.key.trial_id}",
-            argv=launch.argv,
+            argv=argv,
             mounts=mounts,
             env=env,
             cwd=AgentSandbox.TASK,
@@ -319,8 +341,9 @@ class TrialRunner:
             ),
             stdout=ws.trial.agent_stdout,
             stderr=ws.trial.agent_stderr,
-            watch=[ws.output, ws.home, ws.inputs, ws.trial.agent],
+            watch=watch,
         )
+        return request, launch.argv[0]
 
     def _fingerprint(self, env: Environment) -> dict[str, str]:
         if env.name not in self.fingerprints:

@@ -7,6 +7,7 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
     validate/<task-id>/                 the validation gates' gradings and generator runs
     trials/<trial-id>/
         instruction.md inputs/ output/ home/   seen by the agent at /task/... and $HOME
+        desktop/                        a desktop trial's /run/lastexam/desktop (writable)
         exec/                           the exec log's FIFO (fifo/, read-only inside) and its
                                         host copy (exec.log, not seen by the agent)
         trial/                          the trial's folder as it will be stored (layout.py's
@@ -67,6 +68,10 @@ class TrialWorkspace:
         return self.root / "home"
 
     @property
+    def desktop(self) -> Path:
+        return self.root / "desktop"
+
+    @property
     def trial(self) -> TrialPaths:
         """The trial's folder, moved whole into the run folder when the trial is recorded."""
         return TrialPaths(self.root / "trial")
@@ -102,12 +107,18 @@ class TrialWorkspace:
         """Give the sandbox's uid the files written into HOME before the sandbox starts."""
         _chown_tree(self.home, uid)
 
+    def make_desktop(self, uid: int | None) -> None:
+        """The desktop folder, empty and the sandbox's."""
+        remove_tree(self.desktop)
+        self.desktop.mkdir(mode=0o755)
+        _chown_tree(self.desktop, uid)
+
     def remove(self) -> None:
         remove_tree(self.root)
 
     def free_agent_areas(self) -> None:
         """Once collected, what the agent could write (and fill the disk with) goes at once."""
-        for d in (self.home, self.inputs, self.output, self.exec_log):
+        for d in (self.home, self.inputs, self.output, self.exec_log, self.desktop):
             remove_tree(d)
 
 

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from lastexam.desktop.spec import DesktopSpec
 from lastexam.taxonomy import load_taxonomy
 
 Tier = Literal["near-term", "full-spectrum", "last-exam"]
@@ -45,6 +46,7 @@ class TaskSpec(BaseModel):
     software: list[str] = Field(min_length=1)
     environment: str
     gui: bool = False
+    desktop: DesktopSpec | None = None  # the [desktop] table: screen size, apps (needs gui)
     timeout_s: int = Field(7200, ge=10, le=MAX_TIMEOUT_S)
     outputs: list[str] = Field(min_length=1)
     canary: str
@@ -92,6 +94,12 @@ class TaskSpec(BaseModel):
             known = ", ".join(c.id for c in load_taxonomy().clusters)
             raise ValueError(f"unknown cluster {v!r}; known: {known}")
         return v
+
+    @model_validator(mode="after")
+    def _desktop_needs_gui(self) -> TaskSpec:
+        if self.desktop is not None and not self.gui:
+            raise ValueError("field 'desktop': a [desktop] table needs gui = true")
+        return self
 
     @model_validator(mode="after")
     def _subdomain_in_cluster(self) -> TaskSpec:

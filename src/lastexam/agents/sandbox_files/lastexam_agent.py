@@ -3,7 +3,8 @@
 
 Standard library only: it runs with whatever python3 the task environment provides. It talks
 to the lastexam gateway over a unix socket, in the Anthropic Messages API or the OpenAI Chat
-Completions API, and offers the model four tools: bash, read_file, write_file, edit_file.
+Completions API, and offers the model four tools: bash, read_file, write_file, edit_file;
+in a desktop trial also the tools of the desktop's `computer` MCP server (computer_tools.py).
 Its native log is one JSON event per line on stdout; messages for people go to stderr.
 """
 
@@ -18,11 +19,18 @@ import subprocess
 import sys
 import time
 
+import computer_tools
+from computer_tools import ComputerTools, McpError, desktop_present, saved_path
+
 SYSTEM = """You are an autonomous agent doing a professional task on a Linux machine.
 The task's instruction is the user's message. Its input files are under /task/inputs; write
 every deliverable under /task/output, exactly as the instruction names it. Nobody will answer
 questions: decide, act with the tools, and check your work. When the task is done, answer
 with a short summary and no tool call."""
+DESKTOP = """
+A desktop (an X display) is yours too: the computer tools see it (screenshot) and drive it
+(click, type, key, ...) with coordinates 0-1000 on each axis, whatever the screen's size."""
+KEEP_IMAGES = 3  # screenshots kept in the conversation; older ones become a note
 
 MAX_OBSERVATION = 30_000
 RETRIES = 5
@@ -42,6 +50,15 @@ TOOLS = [
      {"path": {"type": "string"}, "old_text": {"type": "string"}, "new_text": {"type": "string"}},
      ["path", "old_text", "new_text"]),
 ]
+
+
+def tool_specs(computer: ComputerTools | None) -> list[tuple[str, str, dict]]:
+    """(name, description, JSON schema of the arguments) of every tool offered."""
+    specs = [(n, d, {"type": "object", "properties": p, "required": r}) for n, d, p, r in TOOLS]
+    for t in computer.tools if computer else []:
+        specs.append((t["name"], t.get("description") or "",
+                      t.get("inputSchema") or {"type": "object", "properties": {}}))
+    return specs
 
 
 def emit(event: dict) -> None:
@@ -66,9 +83,11 @@ class ModelError(Exception):
 
 
 class Client:
-    def __init__(self, socket_path: str, api: str, model: str, token: str, max_tokens: int):
+    def __init__(self, socket_path: str, api: str, model: str, token: str, max_tokens: int,
+                 system: str, tools: list[tuple[str, str, dict]]):
         self.socket_path, self.api, self.model = socket_path, api, model
         self.token, self.max_tokens = token, max_tokens
+        self.system, self.tools = system, tools
         self.conn: UnixConnection | None = None
 
     def post(self, path: str, body: dict, headers: dict) -> dict:
@@ -101,11 +120,10 @@ class Client:
     def turn(self, messages: list) -> tuple[str, str, list, dict]:
         """One model call: (text, reasoning, tool calls [(id, name, args)], usage)."""
         if self.api == "anthropic":
-            body = {"model": self.model, "max_tokens": self.max_tokens, "system": SYSTEM,
+            body = {"model": self.model, "max_tokens": self.max_tokens, "system": self.system,
                     "messages": messages,
-                    "tools": [{"name": n, "description": d,
-                               "input_schema": {"type": "object", "properties": p, "required": r}}
-                              for n, d, p, r in TOOLS]}
+                    "tools": [{"name": n, "description": d, "input_schema": schema}
+                              for n, d, schema in self.tools]}
             out = self.post("/v1/messages", body, {"x-api-key": self.token,
                                                    "anthropic-version": "2023-06-01"})
             text = "".join(b.get("text", "") for b in out.get("content", []) if b.get("type") == "text")
@@ -116,12 +134,10 @@ class Client:
             messages.append({"role": "assistant", "content": out.get("content", [])})
             return text, reasoning, calls, out.get("usage") or {}
         body = {"model": self.model, "max_tokens": self.max_tokens,
-                "messages": [{"role": "system", "content": SYSTEM}, *messages],
+                "messages": [{"role": "system", "content": self.system}, *messages],
                 "tools": [{"type": "function",
-                           "function": {"name": n, "description": d,
-                                        "parameters": {"type": "object", "properties": p,
-                                                       "required": r}}}
-                          for n, d, p, r in TOOLS]}
+                           "function": {"name": n, "description": d, "parameters": schema}}
+                          for n, d, schema in self.tools]}
         out = self.post("/v1/chat/completions", body, {"authorization": f"Bearer {self.token}"})
         msg = (out.get("choices") or [{}])[0].get("message") or {}
         calls = []
@@ -138,14 +154,44 @@ class Client:
         reasoning = msg.get("reasoning_content") or msg.get("reasoning") or ""
         return msg.get("content") or "", reasoning, calls, out.get("usage") or {}
 
-    def add_results(self, messages: list, results: list[tuple[str, str, bool]]) -> None:
+    def add_results(self, messages: list, results: list[tuple[str, str, bool, list[dict]]]) -> None:
+        """Tool results; images (base64 PNGs of screenshots) go in the tool result on the
+        Anthropic wire and in a user message after the tool messages on Chat Completions."""
+        if any(images for *_, images in results):
+            forget_images(messages)
         if self.api == "anthropic":
             messages.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": cid, "content": text, "is_error": err}
-                for cid, text, err in results]})
-        else:
-            messages.extend({"role": "tool", "tool_call_id": cid, "content": text}
-                            for cid, text, _ in results)
+                {"type": "tool_result", "tool_use_id": cid, "is_error": err,
+                 "content": [{"type": "text", "text": text or "(no output)"},
+                             *({"type": "image", "source": {"type": "base64", **img}}
+                               for img in images)]}
+                for cid, text, err, images in results]})
+            return
+        messages.extend({"role": "tool", "tool_call_id": cid, "content": text}
+                        for cid, text, _, _ in results)
+        parts = [part for cid, _, _, images in results for img in images for part in (
+            {"type": "text", "text": f"The image returned by tool call {cid}:"},
+            {"type": "image_url",
+             "image_url": {"url": f"data:{img['media_type']};base64,{img['data']}"}})]
+        if parts:
+            messages.append({"role": "user", "content": parts})
+
+
+def forget_images(messages: list) -> None:
+    """Replace all but the last KEEP_IMAGES - 1 images of the conversation with a note (the
+    newest come next): each screenshot costs tokens on every later call."""
+    found: list[tuple[list, int]] = []
+    stack = [m.get("content") for m in messages if isinstance(m, dict)]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                if isinstance(item, dict) and item.get("type") in ("image", "image_url"):
+                    found.append((node, i))
+                elif isinstance(item, dict):
+                    stack.append(item.get("content"))
+    for parent, i in found[:max(0, len(found) - (KEEP_IMAGES - 1))]:
+        parent[i] = {"type": "text", "text": "[an older screenshot, no longer shown]"}
 
 
 def clip(text: str) -> str:
@@ -190,6 +236,21 @@ def run_tool(name: str, args: dict) -> tuple[str, bool]:
         return f"{type(e).__name__}: {e}", True
 
 
+def start_computer() -> ComputerTools | None:
+    """The desktop's computer tools, when this trial has a desktop."""
+    if not desktop_present():
+        return None
+    try:
+        computer = ComputerTools([computer_tools.SERVER])
+    except (OSError, McpError) as e:
+        emit({"type": "computer", "error": str(e)})
+        print(f"lastexam-agent: no computer tools: {e}", file=sys.stderr)
+        return None
+    emit({"type": "computer", "server": computer_tools.SERVER,
+          "tools": sorted(computer.names())})
+    return computer
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--socket", required=True)
@@ -202,9 +263,11 @@ def main() -> int:
     if not instruction:
         with open("/task/instruction.md", encoding="utf-8") as f:
             instruction = f.read()
+    computer = start_computer()
+    system = SYSTEM + (DESKTOP if computer else "")
     client = Client(a.socket, a.api, a.model, os.environ.get("LASTEXAM_GATEWAY_TOKEN", ""),
-                    a.max_output_tokens)
-    emit({"type": "system", "text": SYSTEM})
+                    a.max_output_tokens, system, tool_specs(computer))
+    emit({"type": "system", "text": system})
     emit({"type": "user", "text": instruction})
     messages: list = [{"role": "user", "content": instruction}]
     for _ in range(a.max_steps):
@@ -221,10 +284,18 @@ def main() -> int:
             return 0
         results = []
         for cid, name, args in calls:
-            output, is_error = run_tool(name, args)
-            emit({"type": "tool_result", "id": cid, "name": name, "output": output,
-                  "is_error": is_error})
-            results.append((cid, output, is_error))
+            if computer and name in computer.names():
+                output, images, is_error = computer.call(name, args if isinstance(args, dict) else {})
+            else:
+                (output, is_error), images = run_tool(name, args), []
+            event = {"type": "tool_result", "id": cid, "name": name, "output": output,
+                     "is_error": is_error}
+            if images:
+                event["images"] = len(images)
+                if shot := saved_path(output):
+                    event["screenshot"] = shot
+            emit(event)
+            results.append((cid, output, is_error, images))
         client.add_results(messages, results)
     emit({"type": "end", "reason": "max_steps"})
     return 2
