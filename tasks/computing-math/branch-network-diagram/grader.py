@@ -25,7 +25,7 @@ DIA = "{http://www.lysator.liu.se/~alla/dia/}"
 FILE = "network.dia"
 MAX_BYTES = 16 * 1024 * 1024  # packed and unpacked
 GATE_SHARE = 0.5
-VLAN_LABEL = re.compile(r"^\s*vlan\s*(\d+)\b", re.IGNORECASE)
+VLAN_LABEL = re.compile(r"^\s*vlan\s*(\d{1,9})\b", re.IGNORECASE)
 NOT_NODES = {"Standard - Text"}  # a loose caption labels nothing
 LINE_TYPES = {f"Standard - {k}" for k in ("Line", "PolyLine", "ZigZagLine", "BezierLine", "Arc")}
 

@@ -65,6 +65,8 @@ def transform(text: str | None) -> tuple[float, ...]:
             v = [float(a) for a in re.split(r"[\s,]+", args.strip()) if a]
         except ValueError:
             continue
+        if not all(map(math.isfinite, v)):
+            continue
         if name == "matrix" and len(v) == 6:
             t = tuple(v)
         elif name == "translate" and v:
