@@ -32,6 +32,10 @@ def xdo(*args: str) -> str:
     return subprocess.run(["xdotool", *args], check=True, capture_output=True, text=True).stdout
 
 
+def xdo_ok(*args: str) -> bool:
+    return subprocess.run(["xdotool", *args], capture_output=True, text=True).returncode == 0
+
+
 def px(x_cm: float, y_cm: float) -> tuple[str, str]:
     return (str(round(client[0] + ORIGIN[0] + x_cm * PX_PER_CM)),
             str(round(client[1] + ORIGIN[1] + y_cm * PX_PER_CM)))
@@ -101,8 +105,13 @@ def main() -> None:
             at[d["hostname"]] = centre
         for host, vid in sorted(links):
             line(at[host], at[vid])
-        xdo("key", "ctrl+s")
-        xdo("search", "--sync", "--onlyvisible", "--name", "Save Diagram")
+        for _ in range(3):  # again if the keystroke was lost under load
+            xdo("key", "ctrl+s")
+            end = time.time() + 12
+            while time.time() < end and not xdo_ok("search", "--onlyvisible", "--name", "Save Diagram"):
+                time.sleep(0.3)
+            if xdo_ok("search", "--onlyvisible", "--name", "Save Diagram"):
+                break
         time.sleep(0.8)
         xdo("key", "ctrl+a")
         xdo("type", "--delay", "10", str(target))

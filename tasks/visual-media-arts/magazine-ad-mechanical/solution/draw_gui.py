@@ -30,7 +30,7 @@ def geometry(win: str) -> tuple[int, int, int, int]:
     return v["Absolute upper-left X"], v["Absolute upper-left Y"], v["Width"], v["Height"]
 
 
-def window(name: str, timeout: float = 30) -> tuple[int, int, int, int]:
+def window(name: str, timeout: float = 30, required: bool = True) -> tuple[int, int, int, int] | None:
     end = time.time() + timeout
     while time.time() < end:
         ids = xdo("search", "--onlyvisible", "--name", name, check=False).split()
@@ -38,7 +38,19 @@ def window(name: str, timeout: float = 30) -> tuple[int, int, int, int]:
             time.sleep(0.8)
             return geometry(ids[-1])
         time.sleep(0.3)
-    raise SystemExit(f"no window named {name!r}")
+    if required:
+        raise SystemExit(f"no window named {name!r}")
+    return None
+
+
+def opened(action, name: str, tries: int = 3) -> tuple[int, int, int, int]:
+    """Do what opens a dialog, again if a keystroke or click was lost under load."""
+    for _ in range(tries):
+        action()
+        found = window(name, timeout=12, required=False)
+        if found:
+            return found
+    raise SystemExit(f"no window named {name!r} after {tries} tries")
 
 
 def gone(name: str, timeout: float = 30) -> None:
@@ -121,13 +133,15 @@ def f3(v: float) -> str:
 
 
 def draw(plan: dict, inputs: Path, target: Path) -> None:
-    # A first start shows the welcome screen: closing it opens a new document.
-    time.sleep(4)
-    if not xdo("search", "--onlyvisible", "--name", "New document", check=False).split():
-        welcome = xdo("search", "--sync", "--onlyvisible", "--class", "Inkscape").split()[-1]
-        wx, wy, ww, _ = geometry(welcome)
-        click(wx + ww - 24, wy + 18, 2.0)
-    mx, my, mw, mh = window("New document 1 - Inkscape")
+    # A first start shows the welcome screen ("Inkscape 1.2..."): closing it opens a new document.
+    end = time.time() + 90
+    while not (main := window("New document 1 - Inkscape", timeout=1, required=False)):
+        welcome = window("Inkscape 1.2", timeout=1, required=False)
+        if welcome:
+            click(welcome[0] + welcome[2] - 24, welcome[1] + 18, 1.5)
+        if time.time() > end:
+            raise SystemExit("Inkscape did not open a document")
+    mx, my, mw, mh = main
     canvas = (mx + mw // 3, my + mh // 2)  # an empty spot of the desk, left of the page
     desk = (mx + 100, my + mh - 150)
 
@@ -136,23 +150,23 @@ def draw(plan: dict, inputs: Path, target: Path) -> None:
             field(mx + dx, my + 87, f3(v))
 
     # Page: trim plus bleed, in mm (Document Properties).
-    key("ctrl+shift+d", pause=1.5)
-    dx, dy, dw, _ = window("Document Properties")
+    dx, dy, dw, _ = opened(lambda: key("ctrl+shift+d"), "Document Properties")
     field(dx + 121, dy + 154, f3(plan["page"][0]))
     field(dx + 121, dy + 192, f3(plan["page"][1]))
     click(dx + dw - 11, dy - 11, 0.3)
     gone("Document Properties")
     # Layers: rename the first, add the others above it in turn.
-    click(*desk)
-    click(mx + 153, my + 12, 0.8)  # Layer menu
-    click(mx + 211, my + 88, 0.3)  # Rename Layer...
-    window("Rename Layer")
+    def rename() -> None:
+        click(*desk)
+        click(mx + 153, my + 12, 0.8)  # Layer menu
+        click(mx + 211, my + 88, 0.3)  # Rename Layer...
+
+    opened(rename, "Rename Layer")
     type_text("Background")
     key("Return", pause=0.3)
     gone("Rename Layer")
     for name in ("Panels", "Logo", "Text"):
-        key("shift+ctrl+n", pause=0.3)
-        window("Add Layer")
+        opened(lambda: key("shift+ctrl+n"), "Add Layer")
         type_text(name)
         key("Return", pause=0.3)
         gone("Add Layer")
@@ -183,12 +197,10 @@ def draw(plan: dict, inputs: Path, target: Path) -> None:
         rect(box, colour)
     key("ctrl+Prior", pause=0.5)  # Logo
     # The logo: File > Import as editable objects, width locked to its proportions, reversed.
-    key("ctrl+i", pause=0.3)
-    window("Select file to import")
+    opened(lambda: key("ctrl+i"), "Select file to import")
     key("ctrl+l", pause=0.3)
     type_text(str((inputs / "logo.svg").resolve()))
-    key("Return", pause=0.3)
-    window("SVG Input")
+    opened(lambda: key("Return"), "SVG Input")
     key("Return", pause=0.3)  # "include as editable objects" is the default
     gone("SVG Input")
     time.sleep(1.0)
@@ -212,16 +224,14 @@ def draw(plan: dict, inputs: Path, target: Path) -> None:
             type_text(value)
             key("Return", pause=0.8)
         click(mx + 246, my + mh - 45)  # white
-        key("ctrl+shift+x", pause=1.5)
-        xx, xy, xw, _ = window("XML Editor")
+        xx, xy, xw, _ = opened(lambda: key("ctrl+shift+x"), "XML Editor")
         field(xx + 160, xy + 313, f3(ay))  # rows: id, y, x, style
         field(xx + 160, xy + 339, f3(ax))
         click(xx + xw - 11, xy - 11, 0.3)
         gone("XML Editor")
         click(*desk)
     # File > Save As, Inkscape SVG.
-    key("ctrl+shift+s", pause=0.3)
-    window("Select file to save to")
+    opened(lambda: key("ctrl+shift+s"), "Select file to save to")
     key("ctrl+a", pause=0.2)
     type_text(str(target))
     key("Return", pause=3.0)
