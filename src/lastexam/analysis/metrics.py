@@ -208,6 +208,30 @@ def software_usage(rows: Sequence[TrialRow]) -> dict[str, Any]:
     return out
 
 
+GUI_STATES = ("used", "opened", "bypassed", "unknown")
+GUI_LABELS = {"used": "used", "opened": "opened only", "bypassed": "bypassed", "unknown": "no usable log"}
+
+
+def gui_usage(rows: Sequence[TrialRow]) -> dict[str, Any]:
+    """Per agent x model, over its GUI trials only: how many used the task's declared GUI
+    application, only opened it, or bypassed it (or left no usable window log), with FPR and
+    MS in each case."""
+    out: dict[str, Any] = {}
+    gui_rows = [r for r in rows if r.gui_use is not None]
+    for cell, group in sorted(group_by(gui_rows, lambda r: r.cell).items()):
+        entry: dict[str, Any] = {"trials": len(group)}
+        for state in GUI_STATES:
+            mine = [r for r in group if r.gui_use == state]
+            n = len(mine)
+            entry[state] = {
+                "trials": n,
+                "fpr": round(sum(r.full_pass for r in mine) / n, 4) if n else None,
+                "ms": round(sum(r.score or 0.0 for r in mine) / n, 4) if n else None,
+            }
+        out[cell] = entry
+    return out
+
+
 def harness_model_spread(rows: Sequence[TrialRow]) -> dict[str, Any]:
     """For runs crossing agents and models on the same tasks: the spread of FPR across models
     with the harness fixed, and across harnesses with the model fixed (max - min, and the

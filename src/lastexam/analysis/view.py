@@ -77,6 +77,7 @@ def metrics_view(all_rows: Sequence[TrialRow]) -> dict[str, Any]:
         "costs": m.costs(all_rows),
         "failures": failure_report(all_rows),
         "software_usage": m.software_usage(rows),
+        "gui_usage": m.gui_usage(rows),
         "harness_vs_model": m.harness_model_spread(rows),
         "grader_versions": sorted({r.grader_version for r in all_rows if r.grader_version}),
     }

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from lastexam.analysis.metrics import GUI_LABELS, GUI_STATES
 from lastexam.cli.output import pct
 from lastexam.store.rows import TrialRow
 
@@ -80,3 +81,21 @@ def render_view(console: Console, view: dict[str, Any]) -> None:
         usage.add_row(cell, str(u["known"]), pct(u["used_share"]), pct(u["fpr_used"]),
                       pct(u["fpr_not_used"]), pct(u["script_share"]))
     console.print(usage)
+    if view["gui_usage"]:
+        console.print(gui_table(view))
+
+
+def gui_table(view: dict[str, Any]) -> Table:
+    """Per agent x model and GUI use: GUI trials only (docs/results.md says how it is decided)."""
+    table = Table(title="use of the declared GUI application (GUI trials)", title_justify="left")
+    for col, just in (("agent / model", "left"), ("GUI use", "left"), ("trials", "right"),
+                      ("share", "right"), ("FPR", "right"), ("MS", "right")):
+        table.add_column(col, justify=just)
+    for cell, g in view["gui_usage"].items():
+        for state in GUI_STATES:
+            s = g[state]
+            if s["trials"] or state != "unknown":
+                table.add_row(cell, GUI_LABELS[state], str(s["trials"]), pct(s["trials"] / g["trials"]),
+                              pct(s["fpr"]), pct(s["ms"]))
+        table.add_section()
+    return table

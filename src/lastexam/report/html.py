@@ -12,6 +12,7 @@ from typing import Any
 
 from lastexam import __version__
 from lastexam.analysis.failures import CATEGORIES, attribute
+from lastexam.analysis.metrics import GUI_LABELS, GUI_STATES
 from lastexam.layout import RunPaths
 from lastexam.report import figures
 from lastexam.store.db import Store
@@ -142,10 +143,30 @@ def software_section(o: dict[str, Any]) -> str:
     out = "<h2>Use of the professional software</h2>" + _table(
         ["agent / model", "trials", "usage known", "used declared software", "FPR when used",
          "FPR when not used", "ad hoc script execs"], rows)
+    out += gui_section(o)
     if spread_rows:
         out += "<h2>Harness versus model</h2>" + _table(
             ["spread", "fixed", "shared tasks", "FPR", "max - min"], spread_rows)
     return out
+
+
+def gui_section(o: dict[str, Any]) -> str:
+    """GUI trials only: used, opened only or bypassed the declared GUI application."""
+    if not o["gui_usage"]:
+        return ""
+    rows = [
+        [_e(cell), _e(GUI_LABELS[state]), str(g[state]["trials"]), _pct(g[state]["trials"] / g["trials"]),
+         _pct(g[state]["fpr"]), _pct(g[state]["ms"])]
+        for cell, g in o["gui_usage"].items() for state in GUI_STATES
+        if g[state]["trials"] or state != "unknown"
+    ]
+    return (
+        "<h2>Use of the declared GUI application</h2><p class=small>GUI trials only. Used: a window "
+        "of the application was mapped and received input; opened only: mapped, no input; "
+        "bypassed: never mapped. From the desktop's window log, written inside the sandbox: "
+        "reported, never scored (docs/results.md).</p>"
+        + _table(["agent / model", "GUI use", "trials", "share", "FPR", "MS"], rows)
+    )
 
 
 def task_section(rows: Sequence[TrialRow], trial_link) -> str:

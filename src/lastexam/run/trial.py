@@ -47,6 +47,7 @@ from lastexam.store.models import (
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
 from lastexam.usage.channel import ExecLogChannel, check_not_hidden, pythonpath_env
+from lastexam.usage.gui import gui_use
 from lastexam.usage.record import record_usage
 from lastexam.usage.shim import build_shim
 
@@ -233,6 +234,7 @@ class TrialRunner:
             outputs=outputs,
             missing_outputs=missing,
             usage=usage,
+            gui=gui_use(ws.trial.windows_log, plan.desktop.apps) if task.spec.gui and plan.desktop else None,
             repro=self.repro.model_copy(update={
                 "task_hash": task.content_hash if task.path.is_dir() else None,
                 "grader_version": task.grader_hash if task.path.is_dir() else None,

@@ -76,6 +76,7 @@ CREATE TABLE IF NOT EXISTS trials (
     policy_kind TEXT NOT NULL,  -- the error policy's kind of ending (run/policy.py)
     retries INTEGER NOT NULL,  -- retries the error policy made
     earlier_json TEXT NOT NULL,  -- the retried attempts: [{kind, error}]
+    gui_use TEXT,  -- a GUI trial's use of its declared app (used, opened...); NULL: not a GUI trial
     UNIQUE (task_id, agent, model, attempt)
 );
 CREATE TABLE IF NOT EXISTS grades (
@@ -226,6 +227,7 @@ class Store:
             "record_json": json.dumps(record.model_dump(mode="json", exclude=ROW_FIELDS)),
             "policy_kind": record.policy.kind, "retries": record.policy.retries,
             "earlier_json": json.dumps([e.model_dump() for e in record.policy.earlier]),
+            "gui_use": record.gui.state if record.gui else None,
         }
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")

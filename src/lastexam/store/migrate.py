@@ -6,6 +6,9 @@ Version 3 (from 2): the error policy's decision moves from record_json into colu
 keeps no copy of them. A version-2 regrade updated the columns but not record_json nor
 trial.json; the columns (and the newest grade) are taken as the truth, and every trial.json
 is rendered again from them.
+
+Version 4 (from 3): a GUI trial's use of its declared application gets a column, gui_use;
+no earlier trial is a GUI trial (there was no desktop), so it is NULL for all of them.
 """
 
 from __future__ import annotations
@@ -62,7 +65,11 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _v2_to_v3}
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    conn.execute("ALTER TABLE trials ADD COLUMN gui_use TEXT")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def migrate(store: Store, run_dir: Path) -> None:

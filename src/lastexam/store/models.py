@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from lastexam.gateway.models import SessionSummary
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MAX_MODEL_IN_ID = 48
 
 TrialStatus = Literal[
@@ -103,6 +103,37 @@ class ExecUsage(BaseModel):
     script_share: float | None = None
 
 
+GuiState = Literal["used", "opened", "bypassed", "unknown"]
+
+
+class GuiAppUse(BaseModel):
+    """One declared GUI application in a trial's window log (usage/gui.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    wm_class: str
+    mapped: int = 0  # map events of windows of its WM_CLASS
+    input_events: int = 0  # input events (keys or buttons) while one of them had focus
+    keys: int = 0
+    buttons: int = 0
+    state: Literal["used", "opened", "bypassed"] = "bypassed"
+
+
+class GuiUse(BaseModel):
+    """Whether a GUI trial used its task's declared GUI application, from the window log the
+    desktop wrote inside the sandbox (so an agent could fake it: it never moves a score)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    state: GuiState  # used if any declared app was used, opened if any was mapped
+    reason: str = ""  # why the state is unknown
+    apps: list[GuiAppUse] = []
+    events: int = 0  # well-formed lines read
+    malformed: int = 0  # lines skipped: not JSON, or not an event of the log's format
+    truncated: bool = False  # the log was longer than the harness reads
+
+
 class HostFacts(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -174,6 +205,7 @@ class TrialRecord(BaseModel):
     outputs: dict[str, Any] = {}  # snapshot manifest: files, bytes, dropped entries
     missing_outputs: list[str] = []  # required outputs (task.toml) absent from the snapshot
     usage: ExecUsage = ExecUsage()
+    gui: GuiUse | None = None  # None: not a GUI trial (the task is not gui = true)
     policy: PolicyDecision | None = None  # None until the trial's ending is decided
     repro: Repro = Repro()
     gateway: SessionSummary | None = None  # model calls, tokens, cost, budget (model agents)

@@ -10,6 +10,9 @@ from urllib.parse import quote
 FILE_CSP = "default-src 'none'; sandbox"
 PAGE_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+TRIAL_PAGE_CSP = PAGE_CSP + "; frame-src 'self'"  # the recording's player, framed beside the steps
+PLAYER_CSP = ("default-src 'none'; style-src 'unsafe-inline'; media-src 'self'; base-uri 'none'; "
+              "form-action 'none'; frame-ancestors 'self'")
 RASTER = {  # suffix: (content type, signatures its first bytes must start with)
     ".png": ("image/png", (b"\x89PNG\r\n\x1a\n",)),
     ".jpg": ("image/jpeg", (b"\xff\xd8\xff",)),

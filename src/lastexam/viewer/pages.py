@@ -11,6 +11,7 @@ from lastexam.analysis.failures import attribute
 from lastexam.layout import TRIAL
 from lastexam.store.models import TrialRecord
 from lastexam.store.rows import TrialRow
+from lastexam.viewer import desktop
 from lastexam.viewer.paths import TrialFolder
 
 LOG_TAIL_BYTES = 20_000
@@ -27,6 +28,10 @@ pre{background:#f7f7f7;padding:.6em;overflow-x:auto;white-space:pre-wrap;max-hei
 .step{border:1px solid #ddd;border-radius:4px;padding:.4em .7em;margin:.5em 0}
 .agent{border-left:4px solid #4a7}.user{border-left:4px solid #47a}.system{border-left:4px solid #999}
 .small{color:#666;font-size:12px}nav a{margin-right:1em}img{max-width:100%}
+.gui{display:grid;grid-template-columns:minmax(0,1fr) minmax(300px,45%);gap:1em;align-items:start}
+.player{position:sticky;top:.5em}.player iframe{width:100%;aspect-ratio:16/11;border:1px solid #ddd}
+.note{background:#fff4d6;padding:.3em .5em}.seek{float:right}
+.thumb{max-height:90px;max-width:160px;border:1px solid #ccc;margin:2px}
 """
 
 
@@ -69,6 +74,7 @@ def runs_page(runs: dict[str, list[TrialRow]]) -> str:
 
 
 def run_page(name: str, trials: list[TrialRow]) -> str:
+    gui = any(t.gui_use is not None for t in trials)  # a column only when there are GUI trials
     rows = []
     for t in trials:
         cls = "pass" if t.full_pass else "fail"
@@ -77,9 +83,10 @@ def run_page(name: str, trials: list[TrialRow]) -> str:
             f"<a href='/run/{quote(name)}/trial/{quote(t.trial_id)}'>{e(t.task_id)}</a>",
             e(t.cell), str(t.attempt), e(t.status), f"<span class={cls}>{pct(t.score)}</span>",
             f"{t.checks_passed}/{t.checks_total}", e(failure[0] if failure else ""), f"{t.duration_s:.1f} s",
+            *([e(t.gui_use or "-")] if gui else []),
         ])
-    return page(f"run {name}", f"<h1>Run {e(name)}</h1>" + table(
-        ["task", "agent / model", "#", "status", "score", "checks", "failure", "agent time"], rows))
+    headers = ["task", "agent / model", "#", "status", "score", "checks", "failure", "agent time"]
+    return page(f"run {name}", f"<h1>Run {e(name)}</h1>" + table(headers + (["GUI use"] if gui else []), rows))
 
 
 def _rubric(record: TrialRecord) -> str:
@@ -102,7 +109,7 @@ def _rubric(record: TrialRecord) -> str:
     return head + table(["", "check", "weight", "message", "expected", "seen"], rows)
 
 
-def _trajectory(folder: TrialFolder, base: str) -> str:
+def _trajectory(folder: TrialFolder, base: str, rec: desktop.Recording | None = None) -> str:
     rel = TRIAL.trajectory.as_posix()
     data = folder.read(rel, TRAJECTORY_BYTES + 1)
     if data is None:
@@ -112,8 +119,10 @@ def _trajectory(folder: TrialFolder, base: str) -> str:
                 f"<a href='{base}/file/{quote(rel)}'>download it</a>.</p>")
     try:
         traj = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return "<p>trajectory.json is unreadable.</p>"
+    if not isinstance(traj, dict):
+        return "<p>trajectory.json is not a trajectory.</p>"
     parts = []
     fm = traj.get("final_metrics") or {}
     parts.append(f"<p class=small>{e(traj.get('agent', {}).get('name'))} {e(traj.get('agent', {}).get('version'))}"
@@ -122,28 +131,46 @@ def _trajectory(folder: TrialFolder, base: str) -> str:
                  f" {e(fm.get('total_completion_tokens'))} &middot; cost {e(fm.get('total_cost_usd'))}</p>")
     steps = traj.get("steps") or []
     for step in steps[:TRAJECTORY_STEPS]:
+        if not isinstance(step, dict):
+            continue
         src = step.get("source", "agent")
-        body = f"<div class=small>step {e(step.get('step_id'))} &middot; {e(src)} {e(step.get('timestamp') or '')}</div>"
+        at = desktop.offset(rec, step)
+        seek = desktop.player_link(base, at) if at is not None else ""
+        body = (f"<div class=small>{seek}step {e(step.get('step_id'))} &middot; {e(src)}"
+                f" {e(step.get('timestamp') or '')}</div>")
         if step.get("reasoning_content"):
             body += f"<details><summary>reasoning</summary><pre>{e(step['reasoning_content'])}</pre></details>"
         if step.get("message"):
-            body += f"<pre>{e(step['message'][:20000])}</pre>"
+            body += f"<pre>{e(str(step['message'])[:20000])}</pre>"
         for call in step.get("tool_calls") or []:
             body += (f"<div><b>tool call</b> {e(call.get('function_name'))}"
                      f"<pre>{e(json.dumps(call.get('arguments'), indent=1)[:20000])}</pre></div>")
         for res in (step.get("observation") or {}).get("results", []):
-            content = res.get("content", "")
-            if isinstance(content, str) and content.startswith("data:image/"):
-                body += f"<img alt=screenshot src='{e(content)}'>"
-            else:
-                body += f"<div><b>observation</b><pre>{e(str(content)[:20000])}</pre></div>"
+            body += _observation(res.get("content", ""), base)
+        body += desktop.thumbs(base, desktop.screen_refs(step))
         for shot in (step.get("extra") or {}).get("screenshots", []):
-            body += f"<img alt=screenshot src='{base}/file/{quote(shot)}'>"
+            if not desktop.SCREEN_REF.fullmatch(str(shot)):
+                body += f"<img alt=screenshot src='{base}/file/{quote(str(shot))}'>"
         parts.append(f"<div class='step {e(src)}'>{body}</div>")
     if len(steps) > TRAJECTORY_STEPS:
         parts.append(f"<p>… and {len(steps) - TRAJECTORY_STEPS:,} more steps, in "
                      f"<a href='{base}/file/{quote(rel)}'>trajectory.json</a>.</p>")
     return "".join(parts)
+
+
+def _observation(content: Any, base: str) -> str:
+    """A tool result: text, or (ATIF v1.6) a list of text and image parts. Screenshots are
+    shown as the step's thumbnails; another image is a link to the trial's file."""
+    if isinstance(content, str) and content.startswith("data:image/"):
+        return f"<img alt=screenshot src='{e(content)}'>"
+    if not isinstance(content, list):
+        return f"<div><b>observation</b><pre>{e(str(content)[:20000])}</pre></div>"
+    parts = [p for p in content if isinstance(p, dict)]
+    text = "\n".join(str(p.get("text") or "") for p in parts if p.get("type") == "text")
+    images = [str((p.get("source") or {}).get("path") or "") for p in parts if p.get("type") == "image"]
+    links = " ".join(f"<a href='{base}/file/{quote(path)}'>{e(path)}</a>" for path in images
+                     if path and not desktop.SCREEN_REF.fullmatch(path))
+    return f"<div><b>observation</b><pre>{e(text[:20000])}</pre>{links}</div>"
 
 
 def _files(folder: TrialFolder, base: str) -> str:
@@ -188,8 +215,20 @@ def _tail(folder: TrialFolder, rel: str) -> str:
     return f"<details><summary>{e(name)} ({shown})</summary><pre>{e(data.decode(errors='replace'))}</pre></details>"
 
 
+def trial_base(run: str, trial_id: str) -> str:
+    return f"/run/{quote(run)}/trial/{quote(trial_id)}"
+
+
+def _with_recording(folder: TrialFolder, base: str, record: TrialRecord) -> str:
+    rec = desktop.recording(folder, record.started_at, record.finished_at)
+    steps = _trajectory(folder, base, rec)
+    if rec is None:
+        return steps
+    return f"<div class=gui><div>{steps}</div>{desktop.side(base, rec)}</div>"
+
+
 def trial_page(run: str, record: TrialRecord, folder: TrialFolder) -> str:
-    base = f"/run/{quote(run)}/trial/{quote(record.trial_id)}"
+    base = trial_base(run, record.trial_id)
     cls = "pass" if record.full_pass else "fail"
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in record.timings.model_dump(exclude_none=True).items())
     gateway = record.gateway.model_dump() if record.gateway else None
@@ -199,6 +238,7 @@ def trial_page(run: str, record: TrialRecord, folder: TrialFolder) -> str:
         ["score", f"<span class={cls}>{pct(record.score)}</span>"], ["ended by", e(record.ended_by)],
         ["timings", e(timings)], ["missing outputs", e(", ".join(record.missing_outputs) or "-")],
         ["declared software used", e(json.dumps(record.usage.declared_software))],
+        *([["GUI use", desktop.gui_summary(record.gui, base)]] if record.gui else []),
         ["model usage", f"<code>{e(json.dumps(gateway)) if gateway else '-'}</code>"],
     ])
     error = f"<h2>Error</h2><pre>{e(record.error)}</pre>" if record.error else ""
@@ -206,8 +246,9 @@ def trial_page(run: str, record: TrialRecord, folder: TrialFolder) -> str:
         f"<p><a href='/run/{quote(run)}'>&larr; run {e(run)}</a></p><h1>{e(record.trial_id)}</h1>",
         summary, error,
         "<h2>Rubric</h2>", _rubric(record),
-        "<h2>Trajectory</h2>", _trajectory(folder, base),
+        "<h2>Trajectory</h2>", _with_recording(folder, base, record),
         "<h2>Output files</h2>", _files(folder, base),
+        desktop.screens_section(folder, base),
         "<h2>Exec log</h2>", _exec_log(folder),
         "<h2>Logs</h2>",
         *(_tail(folder, log.as_posix()) for log in (TRIAL.agent_stdout, TRIAL.agent_stderr,

@@ -9,13 +9,20 @@ import os
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 from lastexam.errors import LastexamError
 from lastexam.store.db import Store
 from lastexam.store.models import TrialRecord
 from lastexam.store.rows import TrialRow, load_rows
-from lastexam.viewer import pages
-from lastexam.viewer.content import INLINE_MAX_BYTES, PAGE_CSP, file_headers
+from lastexam.viewer import desktop, media, pages
+from lastexam.viewer.content import (
+    INLINE_MAX_BYTES,
+    PAGE_CSP,
+    PLAYER_CSP,
+    TRIAL_PAGE_CSP,
+    file_headers,
+)
 from lastexam.viewer.paths import Refused, TrialFolder, split_path
 
 
@@ -78,8 +85,9 @@ def make_handler(runs: Runs) -> type[BaseHTTPRequestHandler]:
             self._head(status, headers, len(body))
             self.wfile.write(body)
 
-        def _html(self, text: str, status: int = HTTPStatus.OK) -> None:
-            self._send(status, {"Content-Type": "text/html; charset=utf-8"}, text.encode())
+        def _html(self, text: str, status: int = HTTPStatus.OK, csp: str = PAGE_CSP) -> None:
+            self._send(status, {"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": csp},
+                       text.encode())
 
         def _refuse(self, status: int, what: str) -> None:
             title = HTTPStatus(status).phrase
@@ -116,15 +124,48 @@ def make_handler(runs: Runs) -> type[BaseHTTPRequestHandler]:
             name = parts[1]
             if len(parts) == 2:
                 return self._html(pages.run_page(name, runs.rows(name)))
-            if len(parts) < 4 or parts[2] != "trial" or (len(parts) > 4 and parts[4] != "file"):
+            if len(parts) < 4 or parts[2] != "trial":
                 raise Refused(HTTPStatus.NOT_FOUND, "no such page")
             record = runs.record(name, parts[3])
             if record is None:
                 raise Refused(HTTPStatus.NOT_FOUND, "no such trial in this run's store")
             folder = TrialFolder(runs.dirs[name], record.trial_id)
-            if len(parts) == 4:
-                return self._html(pages.trial_page(name, record, folder))
-            self._file(folder, file)
+            page = parts[4] if len(parts) > 4 else ""
+            if page == "":
+                return self._html(pages.trial_page(name, record, folder), csp=TRIAL_PAGE_CSP)
+            if page == "file":
+                return self._file(folder, file)
+            if page == "recording" and not file:
+                return self._media(folder, media.RECORDING)
+            if page == "screen" and len(file) == 1:
+                return self._media(folder, media.screen(file[0]))
+            if page == "player" and not file:
+                t = desktop.player_query(parse_qs(urlsplit(self.path).query))
+                base = pages.trial_base(name, record.trial_id)
+                return self._html(desktop.player_page(base, t, media.check(folder, media.RECORDING)),
+                                  csp=PLAYER_CSP)
+            raise Refused(HTTPStatus.NOT_FOUND, "no such page")
+
+        def _media(self, folder: TrialFolder, kind: media.Media) -> None:
+            fd, size = media.open_media(folder, kind)
+            try:
+                try:
+                    span = media.byte_range(self.headers.get("Range"), size)
+                except media.Unsatisfiable:
+                    self._head(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE,
+                               {**media.headers(kind, size, None), "Content-Range": f"bytes */{size}"}, 0)
+                    return
+                start, end = span if span is not None else (0, size - 1)
+                status = HTTPStatus.PARTIAL_CONTENT if span is not None else HTTPStatus.OK
+                self._head(status, media.headers(kind, size, span), end - start + 1)
+                sent = 0
+                for piece in media.chunks(fd, start, end):
+                    self.wfile.write(piece)
+                    sent += len(piece)
+                if sent != end - start + 1:  # the file shrank: the length sent was wrong
+                    self.close_connection = True
+            finally:
+                os.close(fd)
 
         def _file(self, folder: TrialFolder, parts: list[bytes]) -> None:
             fd, st = folder.open(parts)
