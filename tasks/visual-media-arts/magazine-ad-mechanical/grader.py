@@ -323,7 +323,7 @@ def grade(ctx: GradeContext) -> Rubric:
         best = min(panel_els, key=lambda e, w=want: edges_off(doc.box(e), w["box_mm"]), default=None)
         panels[name] = (best, edges_off(doc.box(best), want["box_mm"]))
     r.gate("image well and offer panel on the grid (within 5 mm) in layer Panels", all_of(
-        {name: Outcome(off <= GATE_MM, f"{name}: nearest box edge off by {off:.2f} mm",
+        {name: Outcome(off <= GATE_MM, f"nearest box edge off by {off:.2f} mm",
                        expected=ref["panels"][name]["box_mm"], seen=doc.box(el))
          for name, (el, off) in panels.items()}))
 
