@@ -49,3 +49,17 @@ def test_the_launcher_works_where_trials_mount_the_toolchain(toolchain: Path, di
     assert display.pointer() == (640, 400)
     assert computer("screenshot")["text"] == "saved screens/0001.png"
     computer.lines.stop()
+
+
+def test_a_run_of_a_model_agent_on_a_gui_task_needs_it(tmp_path: Path) -> None:
+    task = Path("tasks/education-information/semester-gradebook")
+    script = Path("tests/agents/scripts/column-total.yaml")
+    env = {"LASTEXAM_HOME": str(tmp_path / "home")}
+    proc = run_cli("run", task, "--agent", "lastexam-agent", "--model", f"scripted:{script}",
+                   "--out", tmp_path / "run", check=False, env=env)
+    assert proc.returncode == 2 and "cannot start the run" in proc.stderr
+    assert "lastexam agents install computer" in proc.stderr
+    # the oracle works the screen with its own tools: the server is not asked for
+    proc = run_cli("run", task, "--agent", "oracle", "--out", tmp_path / "run2", check=False, env=env)
+    assert proc.returncode == 2 and "cannot start the run" in proc.stderr
+    assert "agents install computer" not in proc.stderr

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import select
 import shutil
 import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -56,3 +60,59 @@ def desktop_ready(base_env_ready) -> None:
     problems = missing()
     if problems:
         pytest.fail("the desktop cannot run here: " + "; ".join(problems))
+
+
+@pytest.fixture
+def host_display(tmp_path: Path) -> Iterator[int]:
+    """A host X server on a free display other than :0 (the number the sandbox's own display
+    has), reachable on every channel (TCP, no access control)."""
+    for number in range(20, 100):
+        if Path(f"/tmp/.X{number}-lock").exists() or Path(f"/tmp/.X11-unix/X{number}").exists():
+            continue
+        r, w = os.pipe()
+        proc = subprocess.Popen(
+            ["Xvfb", f":{number}", "-displayfd", str(w), "-listen", "tcp", "-ac",
+             "-screen", "0", "640x480x24"],
+            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        os.close(w)
+        try:
+            ready = select.select([r], [], [], 30)[0] and os.read(r, 16).strip()
+            if ready:
+                yield number
+                return
+        finally:
+            os.close(r)
+            proc.kill()
+            proc.wait()
+    pytest.fail("no free display for the host X server")
+
+
+@pytest.fixture
+def host_desktop(host_display: int, tmp_path: Path) -> Iterator[int]:
+    """The host X server with the desktop's window manager (openbox, our rc)."""
+    from lastexam.desktop.launch import session_files
+
+    rc = tmp_path / "openbox-rc.xml"
+    menu = tmp_path / "menu.xml"
+    menu.write_text('<openbox_menu><menu id="root-menu" label="x"/></openbox_menu>')
+    rc.write_text((session_files() / "openbox-rc.xml").read_text().replace("@MENU@", str(menu)))
+    env = {"PATH": "/usr/bin:/bin", "DISPLAY": f":{host_display}", "HOME": str(tmp_path)}
+    wm = subprocess.Popen(["openbox", "--config-file", str(rc)], env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.monotonic() + 30
+        while "window id" not in x(host_display, "xprop", "-root", "_NET_SUPPORTING_WM_CHECK"):
+            assert time.monotonic() < end, "openbox did not start"
+            time.sleep(0.05)
+        yield host_display
+    finally:
+        wm.kill()
+        wm.wait()
+
+
+def x(display: int, *argv: str) -> str:
+    """The output of an X client run on the display."""
+    env = {"PATH": "/usr/bin:/bin", "DISPLAY": f":{display}"}
+    return subprocess.run(argv, env=env, capture_output=True, text=True, check=True,
+                          timeout=60).stdout

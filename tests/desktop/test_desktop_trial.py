@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from lastexam.paths import desktop_toolchain_dir
+
 from .conftest import ffprobe, gui_task, record, run_trial
 
 AGENT = r"""
@@ -27,6 +29,10 @@ sleep 1.5
 ffmpeg -loglevel error -f x11grab -video_size 1024x768 -i "$DISPLAY" -frames:v 1 \
     /run/lastexam/desktop/screens/0001.png
 ls /opt/lastexam-desktop > /dev/null && echo files=ok
+if [ -d /opt/desktop ]; then
+    echo toolchain=mounted
+    awk '$5 == "/opt/desktop" { split($6, o, ","); print "toolchain=" o[1] }' /proc/self/mountinfo
+fi
 xdotool windowkill "$win"
 sleep 0.5
 awk -F, 'NR > 1 { s += $1; n++ } END { printf "{\"total\": %.6f, \"count\": %d}\n", s, n }' \
@@ -50,6 +56,10 @@ def test_the_agent_has_its_own_desktop(gui_trial) -> None:
     assert "panels=1" in out
     assert "launcher=/tmp/.lastexam-desktop/apps/00.desktop" in out
     assert "files=ok" in out
+    # the computer-use toolchain, read-only, when it is installed (helper gui-mcp installs it)
+    installed = desktop_toolchain_dir().is_dir()
+    assert ("toolchain=mounted" in out) == installed
+    assert ("toolchain=ro" in out) == installed and "toolchain=rw" not in out
 
 
 def test_the_desktop_is_not_in_the_exec_log(gui_trial) -> None:
@@ -104,3 +114,14 @@ def test_a_trial_without_desktop_has_none(tmp_path, desktop_ready) -> None:
                               "--desktop")
     assert "display=:0 1280 800" in (folder / "agent" / "agent.stdout.log").read_text()
     assert (folder / "desktop" / "recording.webm").is_file()
+
+
+def test_the_desktop_folder_has_its_own_write_allowance(tmp_path, desktop_ready) -> None:
+    """A task with a 1 MB output cap (2 MB of writes) still records its screen and keeps a
+    3 MB screenshot: the desktop's files are allowed on top of the agent's cap."""
+    task = gui_task(tmp_path, table='[desktop]\nscreen = "640x480"\n\n[limits]\noutput_mb = 1\n')
+    cmd = ("/usr/bin/python3 -c \"open('/run/lastexam/desktop/screens/0001.png', 'wb')"
+           ".write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(3 << 20))\"")
+    trial, folder = run_trial(task, tmp_path / "run", cmd)
+    assert trial["ended_by"] == "exit", trial
+    assert (folder / "screens" / "0001.png").stat().st_size == 8 + (3 << 20)

@@ -21,7 +21,6 @@ SCREEN_NAME = re.compile(r"^[0-9]{4}\.png$")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 EBML_MAGIC = b"\x1a\x45\xdf\xa3"
 MAX_LISTED = 50  # names listed per kind of drop; counts cover them all
-MAX_SCANNED = 20_000  # entries looked at in screens/; past it the scan stops
 
 
 class _Notes:
@@ -59,8 +58,8 @@ def collect_desktop(src: Path, trial: TrialPaths, caps: DesktopCaps = CAPS) -> d
     try:
         with os.scandir(src) as it:
             for i, entry in enumerate(it):
-                if i >= MAX_SCANNED:
-                    notes.capped.append(f"more than {MAX_SCANNED} entries in the desktop folder")
+                if i >= caps.scan_entries:
+                    notes.capped.append(f"more than {caps.scan_entries} entries in the folder")
                     break
                 if entry.name not in expected:
                     notes.drop(entry.name, "not a desktop file")
@@ -104,8 +103,8 @@ def _collect_screens(src: Path, dest: Path, caps: DesktopCaps, notes: _Notes) ->
         names: list[str] = []
         with os.scandir(dir_fd) as it:
             for i, entry in enumerate(it):
-                if i >= MAX_SCANNED:
-                    notes.capped.append(f"more than {MAX_SCANNED} entries in screens/")
+                if i >= caps.scan_entries:
+                    notes.capped.append(f"more than {caps.scan_entries} entries in screens/")
                     break
                 if SCREEN_NAME.match(entry.name):
                     names.append(entry.name)

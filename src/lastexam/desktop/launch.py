@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lastexam.desktop.spec import CAPS, DesktopCaps, DesktopSpec
-from lastexam.layout import AgentSandbox
+from lastexam.layout import AgentSandbox, TrialPaths
 from lastexam.paths import desktop_toolchain_dir, home_subdir, package_dir, published_copy
 from lastexam.sandbox.base import Mount
+from lastexam.untrusted import tail
 
 SESSION_PYTHON = "/usr/bin/python3"  # Debian's, with python3-xlib
 PRELOAD_VAR = "LASTEXAM_DESKTOP_PRELOAD"  # session.py gives it back to the agent as LD_PRELOAD
@@ -82,3 +83,10 @@ def wrap(
         env=session_env,
         mounts=mounts,
     )
+
+
+def no_start(trial: TrialPaths) -> str:
+    """Why the agent's command did not start, for the harness's error: the end of the
+    collected session log (the agent never ran, so nothing of it is the agent's)."""
+    last = tail(trial.desktop_log, 300).splitlines()
+    return f"the desktop did not start ({last[-1] if last else 'no session log'})"

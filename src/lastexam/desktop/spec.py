@@ -95,7 +95,7 @@ class DesktopCaps(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     fps: float = 2.0  # recording frame rate
-    keyframe_every: int = 20  # frames between keyframes (a cut recording stays seekable)
+    keyframe_every: int = 60  # frames between keyframes (30 s: a still screen costs little)
     recording_bytes: int = 256 * 1024 * 1024  # collected at most; ffmpeg stops before it
     max_screens: int = 2000
     screen_bytes: int = 8 * 1024 * 1024
@@ -103,7 +103,11 @@ class DesktopCaps(BaseModel):
     windows_log_lines: int = 100_000
     meta_bytes: int = 4096  # recording.json
     session_log_bytes: int = 256 * 1024
+    scan_entries: int = 20_000  # entries looked at in the folder and in screens/
     stop_before_cap_s: float = 3.0  # the recording is finalised this long before the time cap
+    # Added to a desktop trial's write cap (and per-file limit): the recording and the
+    # screenshots are written inside the sandbox, so they count against it.
+    write_allowance: int = 512 * 1024 * 1024
 
 
 CAPS = DesktopCaps()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lastexam.agents import get_agent
+from lastexam.computer import toolchain as computer_toolchain
 from lastexam.desktop import launch as desktop_launch
 from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError
@@ -71,6 +72,9 @@ def check_ready(plans: list[TrialPlan], provider: SandboxProvider) -> None:
     problems = [f"sandbox: {p}" for p in provider.preflight()]
     if any(p.desktop is not None for p in plans):
         problems += [f"desktop: {m}" for m in desktop_launch.missing()]
+    # Agents that work through a model use the screen through the computer tools.
+    if any(p.desktop is not None and p.model is not None for p in plans):
+        problems += [f"desktop: {m}" for m in computer_toolchain.missing()]
     for task in {p.task.id: p.task for p in plans}.values():
         needed = ["instruction.md", "grader.py"]
         if any(p.agent.sees_solution for p in plans if p.task is task):

@@ -14,7 +14,7 @@ from pathlib import Path
 from lastexam.agents.base import Agent, AgentContext
 from lastexam.desktop import launch as desktop_launch
 from lastexam.desktop.collect import collect_desktop
-from lastexam.desktop.spec import DesktopSpec, desktop_for
+from lastexam.desktop.spec import CAPS, DesktopSpec, desktop_for
 from lastexam.envs.manage import Environment
 from lastexam.gateway.models import Budget, SessionSummary
 from lastexam.gateway.providers import ModelSpec
@@ -48,7 +48,7 @@ from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
 from lastexam.usage.channel import ExecLogChannel, check_not_hidden, pythonpath_env
 from lastexam.usage.gui import gui_use
-from lastexam.usage.record import record_usage
+from lastexam.usage.record import ShimNotLoaded, record_usage
 from lastexam.usage.shim import build_shim
 
 
@@ -185,9 +185,14 @@ class TrialRunner:
             if plan.desktop is not None:
                 collect_desktop(ws.desktop, ws.trial)
             missing = [o for o in task.spec.outputs if not (ws.trial.output / o).is_file()]
-            usage = ExecUsage.model_validate(record_usage(
-                exec_log, ws.trial.exec_log, task.spec.software, first_program
-            ))
+            try:
+                usage = ExecUsage.model_validate(record_usage(
+                    exec_log, ws.trial.exec_log, task.spec.software, first_program
+                ))
+            except ShimNotLoaded as e:  # with a desktop: the agent's command never started
+                if plan.desktop is None:
+                    raise
+                raise ShimNotLoaded(f"{e}: {desktop_launch.no_start(ws.trial)}") from None
             ws.free_agent_areas()
             lap("collect")
             step = "grade"
@@ -312,7 +317,9 @@ class TrialRunner:
         argv = launch.argv
         watch = [ws.output, ws.home, ws.inputs, ws.trial.agent]
         desktop_mounts: list[Mount] = []
+        desktop_bytes = 0
         if plan.desktop is not None:
+            desktop_bytes = CAPS.write_allowance  # the recording is written as the agent too
             ws.make_desktop(self.provider.uid)
             wrapped = desktop_launch.wrap(plan.desktop, argv, env, ws.desktop, plan.timeout_s)
             argv, env, desktop_mounts = wrapped.argv, wrapped.env, wrapped.mounts
@@ -339,7 +346,7 @@ class TrialRunner:
                 wall_s=plan.timeout_s,
                 memory_mb=limits.memory_mb,
                 max_processes=limits.max_processes,
-                watch_bytes=limits.output_mb * 1024 * 1024 * 2,
+                watch_bytes=limits.output_mb * 1024 * 1024 * 2 + desktop_bytes,
             ),
             stdout=ws.trial.agent_stdout,
             stderr=ws.trial.agent_stderr,

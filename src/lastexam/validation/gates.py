@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lastexam.agents import get_agent
+from lastexam.desktop import launch as desktop_launch
 from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError
 from lastexam.layout import RunPaths
@@ -142,6 +143,8 @@ class Validator:
             report.add("environment", False, e.render())
             return report
         missing = env.missing()
+        if task.spec.gui:  # its trials run on a desktop: the machine's part of its environment
+            missing += [f"desktop: {m}" for m in desktop_launch.missing()]
         if not report.add("environment installed", not missing, "; ".join(missing) + (
             f" (lastexam env install {env.name})" if missing else "")):
             return report

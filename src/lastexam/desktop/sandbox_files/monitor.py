@@ -61,6 +61,7 @@ class Monitor:
         self.utf8 = atom("UTF8_STRING")
         self.clients = {}  # window id -> its map record
         self.focused = 0
+        self.focused_class = ""  # kept after its window is gone: its last presses are its own
         self.keys = self.buttons = 0
         self.counted_since = time.monotonic()
         self.root.change_attributes(event_mask=X.PropertyChangeMask)
@@ -123,16 +124,13 @@ class Monitor:
         self.focused = wid
         info = self.clients.get(wid) or {"window": "0x0", "wm_class": "", "wm_instance": "",
                                          "title": "", "pid": None, "exe": None}
+        self.focused_class = info["wm_class"]
         self.log.write({"event": "focus", **info})
-
-    def focused_class(self):
-        info = self.clients.get(self.focused)
-        return info["wm_class"] if info else ""
 
     def flush_input(self):
         if self.keys or self.buttons:
             self.log.write({"event": "input", "keys": self.keys, "buttons": self.buttons,
-                            "wm_class": self.focused_class()})
+                            "wm_class": self.focused_class})
         self.keys = self.buttons = 0
         self.counted_since = time.monotonic()
 

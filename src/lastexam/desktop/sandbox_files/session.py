@@ -175,16 +175,26 @@ def start_recorder(cfg, size):
     out = os.path.join(folder, "recording.webm")
     argv = [
         "ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+        # The screen's format is known: no probing of the first frames before recording.
+        "-probesize", "32", "-analyzeduration", "0",
         "-f", "x11grab", "-framerate", str(cfg["fps"]), "-video_size", size, "-draw_mouse", "1",
         "-i", DISPLAY,
-        "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "600k",
-        "-crf", "12", "-g", str(cfg["keyframe_every"]), "-pix_fmt", "yuv420p",
+        "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "300k",
+        "-crf", "24", "-g", str(cfg["keyframe_every"]), "-pix_fmt", "yuv420p",
+        # Written as it is made, a cluster every 2 s: a recording cut short still plays, all
+        # but its last seconds; the file's first bytes tell that the recording has begun.
+        "-flush_packets", "1", "-cluster_time_limit", "2000",
         "-fs", str(cfg["recording_bytes"]), "-f", "webm", out,
     ]
-    proc = subprocess.Popen(argv, env=desktop_env(), stdin=subprocess.DEVNULL, stdout=LOG,
+    return subprocess.Popen(argv, env=desktop_env(), stdin=subprocess.DEVNULL, stdout=LOG,
                             stderr=LOG)
-    # ffmpeg writes the file's header once its first frame is encoded: the recording then
-    # covers the agent from its first moment.
+
+
+def recording_begun(proc, cfg):
+    """Wait until ffmpeg has written the file's first bytes (its header, flushed with the
+    first frame): the recording then covers the agent from its first moment. Returns the
+    recorder, or None if it did not start."""
+    out = os.path.join(cfg["folder"], "recording.webm")
     end = time.monotonic() + RECORDER_START_S
     while proc.poll() is None and time.monotonic() < end:
         try:
@@ -197,7 +207,7 @@ def start_recorder(cfg, size):
         log("the recorder did not start: going on without a recording")
         stop(proc, signal.SIGKILL, 1)
         return None
-    with open(os.path.join(folder, "recording.json"), "w") as f:
+    with open(os.path.join(cfg["folder"], "recording.json"), "w") as f:
         json.dump({"started_at": time.time(), "fps": float(cfg["fps"])}, f)
     return proc
 
@@ -229,6 +239,8 @@ def run(cfg, command):
     recording_since = 0.0
     try:
         start_x(size, 15)
+        if cfg["fps"] > 0:  # started first: it takes longest to begin
+            recorder = start_recorder(cfg, size)
         from Xlib import display as xdisplay
 
         display = xdisplay.Display(DISPLAY)
@@ -250,12 +262,12 @@ def run(cfg, command):
             log(f"{e}: going on without it")
         log(f"panel ready in {time.monotonic() - t0:.3f} s")
         display.close()
-        if cfg["fps"] > 0:
-            recorder = start_recorder(cfg, size)
+        if recorder is not None:
+            recorder = recording_begun(recorder, cfg)
             recording_since = time.monotonic()
         log(f"desktop ready in {time.monotonic() - t0:.3f} s")
-    except (DesktopError, OSError, ImportError) as e:
-        log(f"the desktop could not start: {e}")
+    except Exception as e:  # Xlib's errors too: whatever it is, the agent must not start
+        log(f"the desktop could not start: {type(e).__name__}: {e}")
         return DESKTOP_FAILED
     agent = subprocess.Popen(command, env=agent_env())
     stop_at = t0 + cfg["record_for_s"]
