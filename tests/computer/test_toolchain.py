@@ -63,3 +63,18 @@ def test_a_run_of_a_model_agent_on_a_gui_task_needs_it(tmp_path: Path) -> None:
     proc = run_cli("run", task, "--agent", "oracle", "--out", tmp_path / "run2", check=False, env=env)
     assert proc.returncode == 2 and "cannot start the run" in proc.stderr
     assert "agents install computer" not in proc.stderr
+
+
+def test_every_copy_of_the_server_path_is_the_toolchain_launcher() -> None:
+    # computer_tools.py runs in the sandbox with the standard library only: it keeps its own copy
+    import importlib.util
+
+    from lastexam.layout import AgentSandbox
+
+    spec = importlib.util.spec_from_file_location(
+        "computer_tools", Path(tc.__file__).parents[1] / "agents" / "sandbox_files" / "computer_tools.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.SERVER == AgentSandbox.COMPUTER_MCP
+    assert f"{AgentSandbox.DESKTOP_TOOLCHAIN}/bin/computer-mcp" == AgentSandbox.COMPUTER_MCP

@@ -25,7 +25,7 @@ FILES_SRC = package_dir() / "agents" / "sandbox_files"
 BRIDGE = f"{AgentSandbox.FILES}/bridge.sh"
 # The computer-use MCP server of desktop trials (stdio, no arguments, reads DISPLAY), given to
 # each client under the name COMPUTER_SERVER through the client's own MCP configuration.
-COMPUTER_MCP = f"{AgentSandbox.DESKTOP_TOOLCHAIN}/bin/computer-mcp"
+COMPUTER_MCP = AgentSandbox.COMPUTER_MCP
 MCP_START_S = 60  # how long a client waits for it to start (a loaded machine is slow)
 # Variables every headless harness gets: no update checks, no telemetry, no colours.
 QUIET_ENV = {
