@@ -270,6 +270,13 @@ def test_match_rows_only_also_fails_rows_not_in_the_reference() -> None:
     assert not only.passed and only.seen == [{"key": "z", "seen": "row not in the reference"}]
 
 
+def test_match_rows_counts_a_row_that_is_no_mapping_as_missing() -> None:
+    # agent output such as {"a": [1, 2]} or {"a": "x"}: graded, never raised on
+    out = match_rows({"a": [1, 2], "b": "x", "c": {"v": 1}}, {k: {"v": 1} for k in "abc"}, "v", exact=True)
+    assert not out.passed and out.message.endswith("2 rows missing")
+    assert [m["seen"] for m in out.seen] == ["not a row", "not a row"]
+
+
 def test_match_rows_evidence_survives_a_rubric() -> None:
     r = Rubric()
     r.check("rows", 1, match_rows({("a", 1): {"v": "nan"}}, {("a", 1): {"v": 2.0}, ("b", 2): {"v": 1.0}}, "v"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import abc
 
 from lastexam.grading.rubric import Outcome
 from lastexam.grading.values import as_number, is_empty
@@ -114,10 +115,11 @@ def match_rows(
     for key, want_row in ref.items():
         row = seen.get(key)
         total += len(fields)
-        if row is None:
+        if not isinstance(row, abc.Mapping):  # absent, or agent output that is not a row
             values_off += len(fields)
             rows_missing += 1
-            misses.append(((_NO_ROW, 0.0, len(misses)), {"key": key, "seen": "no row"}))
+            what = "no row" if row is None else "not a row"
+            misses.append(((_NO_ROW, 0.0, len(misses)), {"key": key, "seen": what}))
             continue
         for f in fields:
             want, got = want_row[f], row.get(f)
