@@ -21,6 +21,7 @@ from lastexam.grading import (
     load_csv,
     load_json,
     load_xlsx,
+    load_xml,
     match_rows,
     near,
     no_problems,
@@ -308,3 +309,32 @@ def test_a_grader_with_its_own_code_passes(tmp_path: Path) -> None:
     assert solution_uses(task) == []
     (task / "grader.py").write_text("def grade(ctx:\n")
     assert "does not parse" in solution_uses(task)[0]
+
+
+def test_load_xml_plain_gzipped_and_hostile(tmp_path: Path) -> None:
+    import gzip
+
+    doc = b'<d:diagram xmlns:d="urn:x"><d:layer/></d:diagram>'
+    plain, packed = tmp_path / "a.dia", tmp_path / "b.dia"
+    plain.write_bytes(doc)
+    packed.write_bytes(gzip.compress(doc))
+    for path in (plain, packed):
+        root, outcome = load_xml(path, root="{urn:x}diagram", kind="Dia XML")
+        assert outcome.passed and root is not None and len(root) == 1
+    wrong_root, outcome = load_xml(plain, root="{urn:x}other", kind="Dia XML")
+    assert wrong_root is None and not outcome.passed and "root element" in outcome.message
+    bomb = tmp_path / "bomb.xml"
+    bomb.write_bytes(gzip.compress(b"<a>" + b"x" * 5000 + b"</a>"))
+    assert load_xml(bomb, max_unpacked=1000).value is None
+    entities = tmp_path / "laughs.xml"
+    entities.write_bytes(b'<!DOCTYPE a [<!ENTITY x "xx">]><a>&x;</a>')
+    assert load_xml(entities).value is None
+    for name, data in {"junk": b"\x1f\x8b\x00garbage", "empty": b"", "text": b"not xml"}.items():
+        (tmp_path / name).write_bytes(data)
+        value, outcome = load_xml(tmp_path / name)
+        assert value is None and not outcome.passed
+    (tmp_path / "dir").mkdir()
+    assert load_xml(tmp_path / "dir").value is None
+    assert load_xml(tmp_path / "big.xml", limit=10).value is None
+    (tmp_path / "big.xml").write_bytes(b"<a>" + b"y" * 100 + b"</a>")
+    assert load_xml(tmp_path / "big.xml", limit=10).value is None

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 _MODULE_OF = {
     "GradeContext": "context",
     **dict.fromkeys(
-        ["column", "inputs_untampered", "load_csv", "load_json", "load_xlsx", "read_text"],
+        ["column", "inputs_untampered", "load_csv", "load_json", "load_xlsx", "load_xml", "read_text"],
         "files",
     ),
     "is_error_value": "office",
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         load_csv,
         load_json,
         load_xlsx,
+        load_xml,
         read_text,
     )
     from lastexam.grading.office import is_error_value, recalculate_xlsx
@@ -88,6 +89,7 @@ __all__ = [
     "load_csv",
     "load_json",
     "load_xlsx",
+    "load_xml",
     "match_rows",
     "near",
     "no_problems",

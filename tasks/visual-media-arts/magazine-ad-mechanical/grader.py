@@ -23,7 +23,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from lastexam.grading import GradeContext, Outcome, Rubric, all_of, equal, near
+from lastexam.grading import GradeContext, Outcome, Rubric, all_of, equal, load_xml, near
 
 SVG = "{http://www.w3.org/2000/svg}"
 INK = "{http://www.inkscape.org/namespaces/inkscape}"
@@ -232,21 +232,7 @@ def measure(doc: Doc, scratch: Path, name: str) -> Outcome:
 
 
 def parse(path: Path) -> tuple[ET.Element | None, Outcome]:
-    if not path.is_file():
-        return None, Outcome(False, f"{path.name} is missing or not a file", expected=FILE)
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        return None, Outcome(False, f"{path.name} is {size} bytes, over the {MAX_BYTES} limit")
-    data = path.read_bytes()
-    if b"<!ENTITY" in data:
-        return None, Outcome(False, "entity declarations are not accepted")
-    try:
-        root = ET.fromstring(data)
-    except (ET.ParseError, ValueError, RecursionError) as e:
-        return None, Outcome(False, f"{path.name} is not XML: {str(e)[:200]}")
-    if root.tag != SVG + "svg":
-        return None, Outcome(False, f"the root element is {root.tag!r}, not an SVG <svg>")
-    return root, Outcome(True, "an SVG document")
+    return load_xml(path, root=SVG + "svg", kind="SVG", limit=MAX_BYTES, max_unpacked=MAX_BYTES)
 
 
 def layers(doc: Doc) -> dict[str, tuple[int, ET.Element]]:
