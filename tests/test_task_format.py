@@ -95,3 +95,22 @@ def test_tasks_new_scaffolds_every_file(tmp_path: Path) -> None:
     # The scaffold is deliberately incomplete: its TODOs fail validation, by field.
     with pytest.raises(LastexamError, match=r"field 'soc'.*field 'environment'"):
         load_task(task)
+
+
+def test_coverage_places_each_task_in_its_subdomain_and_flags_gaps() -> None:
+    import json
+
+    from lastexam.task.catalogue import coverage
+
+    tasks = discover_tasks([Path("tasks")])
+    rows = coverage(tasks)
+    assert len(rows) == len(load_taxonomy().subdomains) == 55
+    placed = {tid: r["subdomain"] for r in rows for tid in r["tasks"]}
+    assert placed == {t.id: t.spec.subdomain for t in tasks}
+    one = next(t for t in tasks if t.id == "theophylline-nca")
+    proc = run_cli("tasks", "coverage", "--json", one.path, check=False)
+    assert proc.returncode == 1  # 54 subdomains without a task
+    shown = json.loads(proc.stdout)
+    assert [r["subdomain"] for r in shown if r["tasks"]] == [one.spec.subdomain]
+    assert "Subdomains covered: 1 of 55; without a task:" in run_cli(
+        "tasks", "list", "--markdown", one.path).stdout

@@ -43,6 +43,35 @@ def list_tasks(
     out.print(table)
 
 
+@app.command("coverage")
+def coverage_cmd(
+    task_paths: Annotated[list[Path] | None, typer.Argument(help="Task folders (default: tasks/).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+) -> None:
+    """How many tasks each subdomain of the taxonomy has; exit 1 if any has none."""
+    from rich.table import Table
+
+    from lastexam.cli.common import task_paths as resolve_paths
+    from lastexam.cli.output import out, print_json
+    from lastexam.task.catalogue import coverage
+    from lastexam.task.load import discover_tasks
+
+    rows = coverage(discover_tasks(resolve_paths(task_paths)))
+    empty = [r for r in rows if not r["tasks"]]
+    if json_out:
+        print_json(rows)
+    else:
+        table = Table(title=f"{len(rows) - len(empty)} of {len(rows)} subdomains covered",
+                      title_justify="left")
+        for col in ("cluster", "subdomain", "tasks"):
+            table.add_column(col)
+        for r in rows:
+            table.add_row(r["cluster"], r["subdomain"], ", ".join(r["tasks"]) or "[red]none[/red]")
+        out.print(table)
+    if empty:
+        raise typer.Exit(1)
+
+
 @app.command("new")
 def new_task(
     name: Annotated[str, typer.Argument(help="CLUSTER/NAME, e.g. business-finance/loan-schedule")],

@@ -59,8 +59,23 @@ def task_row(task: Task) -> dict[str, Any]:
     }
 
 
+def coverage(tasks: list[Task]) -> list[dict[str, Any]]:
+    """Every subdomain of the taxonomy, in its order, with the ids of the tasks in it."""
+    by_subdomain: dict[str, list[str]] = {}
+    for t in tasks:
+        by_subdomain.setdefault(t.spec.subdomain, []).append(t.id)
+    tax = load_taxonomy()
+    return [
+        {"cluster": c.id, "cluster_name": c.name, "subdomain": s.id, "subdomain_name": s.name,
+         "tasks": sorted(by_subdomain.get(s.id, []))}
+        for c in tax.clusters for s in c.subdomains
+    ]
+
+
 def markdown(tasks: list[Task]) -> str:
     rows = sorted((task_row(t) for t in tasks), key=lambda r: (r["cluster"], r["id"]))
+    subdomains = coverage(tasks)
+    uncovered = [f"{s['cluster_name']} / {s['subdomain_name']}" for s in subdomains if not s["tasks"]]
     tiers: dict[str, int] = {}
     for r in rows:
         tiers[r["tier"]] = tiers.get(r["tier"], 0) + 1
@@ -71,6 +86,9 @@ def markdown(tasks: list[Task]) -> str:
         "",
         f"{len(rows)} tasks in {len({r['cluster'] for r in rows})} clusters; tiers: "
         + ", ".join(f"{k} {v}" for k, v in sorted(tiers.items())) + ".",
+        "",
+        f"Subdomains covered: {len(subdomains) - len(uncovered)} of {len(subdomains)}"
+        + (f"; without a task: {'; '.join(uncovered)}." if uncovered else "."),
         "",
         "| task | cluster | subdomain | tier | software | gui |",
         "|---|---|---|---|---|---|",
