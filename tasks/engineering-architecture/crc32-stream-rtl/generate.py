@@ -94,7 +94,7 @@ def crc_pace(rng: random.Random, n_words: int, burst_words: int) -> tuple[list[s
         else:
             ready = int(rng.random() < 0.7)
         pace.append((int(rng.random() < 0.75) << 1) | ready)
-    pace += [3] * (n_words + 300)
+    pace += [3] * (4 * n_words + 300)
     return [f"{p:x}" for p in pace], list(phase1)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from lastexam.grading import GradeContext, Outcome, Rubric, all_of, no_problems, read_text
 
 REQUIRED = ["rtl/sync_fifo.v", "rtl/crc32_stream.v"]
-TOOL_TIMEOUT_S = 120
+TOOL_TIMEOUT_S = 45  # ten tool runs at most stay inside the grader time limit
 CRUX_FULL_WORD_SHARE = 0.9
 
 TB_FIFO = """`timescale 1ns/1ps
@@ -290,7 +290,7 @@ def grade(ctx: GradeContext) -> Rubric:
         for row in trace:
             if len(row) == 9 and lo <= (num(row[0]) or 0) < hi and row[1] == "1" and row[2] != "1":
                 stalls.append(f"DEPTH={cfg['DEPTH']} cycle {row[0]}: s_ready low with m_ready held high")
-    r.check("sustains one word per clock without back-pressure", 1, no_problems(
+    r.check("sustains one word per clock without back-pressure", 2, no_problems(
         stalls, f"no stall in cycles {lo}-{hi}" if runs[0][2] else "", expected="s_ready high throughout"))
 
     r.check("s_ready, level and almost_full agree with the FIFO contract", 1, no_problems(
