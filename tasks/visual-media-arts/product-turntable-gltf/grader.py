@@ -17,6 +17,7 @@ import numpy as np
 from lastexam.grading import GradeContext, Outcome, Rubric, all_of, near, no_problems
 
 MAX_BYTES = 64 * 1024 * 1024
+MAX_VERTICES = 1_000_000  # the CAD tessellation has about 6 000
 COMPONENTS = {5120: "i1", 5121: "u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
 WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT4": 16}
 # 1 mm is the delivery spec's placement tolerance; float32 positions are good to ~1e-7 m.
@@ -116,6 +117,7 @@ class Scene:
             stack += [(c, n) for c in self.nodes[n].get("children", [])]
         self.prims: list[dict] = []  # node, material name, positions, normals, triangles
         materials = doc.get("materials", [])
+        vertices = 0
         for n in sorted(self.parent):
             if "mesh" not in self.nodes[n]:
                 continue
@@ -128,6 +130,13 @@ class Scene:
                        else np.arange(len(pos)))
                 if len(idx) % 3 or (len(idx) and (idx.min() < 0 or idx.max() >= len(pos))):
                     raise GltfError("triangle indices out of range")
+                if pos.shape[1] != 3 or (nrm is not None and nrm.shape != pos.shape):
+                    raise GltfError("POSITION and NORMAL must be VEC3 of the same count")
+                if not np.isfinite(pos).all():
+                    raise GltfError("POSITION holds values that are not finite")
+                vertices += len(pos)
+                if vertices > MAX_VERTICES:
+                    raise GltfError(f"over {MAX_VERTICES} vertices: not this product's tessellation")
                 mat = prim.get("material")
                 name = materials[mat].get("name", f"material {mat}") if mat is not None else "(none)"
                 self.prims.append({"node": n, "material": name, "pos": pos, "nrm": nrm, "tri": idx.reshape(-1, 3)})
@@ -139,7 +148,17 @@ class Scene:
             smp = anims[0]["samplers"][ch["sampler"]]
             t = accessor(doc, binary, smp["input"]).ravel()
             v = accessor(doc, binary, smp["output"])
+            path, mode = ch["target"]["path"], smp.get("interpolation", "LINEAR")
+            width = {"rotation": 4, "translation": 3, "scale": 3}.get(path)
+            per_key = 3 if mode == "CUBICSPLINE" else 1
+            if width is not None and (v.shape[1] != width or len(v) != per_key * len(t)):
+                raise GltfError(f"animation channel {path}: {len(v)} values of {v.shape[1]} for {len(t)} keys")
+            if not (np.isfinite(t).all() and np.isfinite(v).all()) or (np.diff(t) <= 0).any():
+                raise GltfError("animation keys must be finite with increasing times")
             self.channels.append((ch["target"]["node"], ch["target"]["path"], t, v, smp.get("interpolation", "LINEAR")))
+        for n in self.parent:  # malformed node transforms fail here, while reading
+            if not np.isfinite(self.local(n, 0.0)).all():
+                raise GltfError(f"node {n} has a transform that is not finite")
 
     def local(self, n: int, t: float) -> np.ndarray:
         node = self.nodes[n]
@@ -168,7 +187,7 @@ class Scene:
         for p in self.prims:
             w = self.world(p["node"], t)
             pos = p["pos"] @ w[:3, :3].T + w[:3, 3]
-            nrm = None if p["nrm"] is None else p["nrm"] @ np.linalg.inv(w[:3, :3])
+            nrm = None if p["nrm"] is None else p["nrm"] @ np.linalg.pinv(w[:3, :3])
             out.append({**p, "wpos": pos, "wnrm": nrm, "matrix": w})
         return out
 
@@ -300,7 +319,7 @@ def grade(ctx: GradeContext) -> Rubric:
         frame = scene.posed(float(t))
         want = (k * ref["degrees_per_frame"] + 180.0) % 360.0 - 180.0
         for p0, p in zip(posed, frame, strict=True):
-            rel = p["matrix"][:3, :3] @ np.linalg.inv(p0["matrix"][:3, :3])
+            rel = p["matrix"][:3, :3] @ np.linalg.pinv(p0["matrix"][:3, :3])
             yaw, off_axis = yaw_of(rel)
             miss = (yaw - want + 180.0) % 360.0 - 180.0
             if abs(miss) > 0.05 or off_axis > 1e-3:

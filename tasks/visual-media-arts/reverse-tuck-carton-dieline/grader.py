@@ -18,6 +18,9 @@ SNAP = 0.01  # mm: the instruction's "ends meet within 0.01 mm"
 TOL = 0.2  # mm: the instruction's tolerance on blank size, contour, creases and the folded inside
 STEP = 0.1  # mm between sampled points
 CRUX_MM = 5.0
+MAX_SEGMENTS = 20000  # a die of a few hundred rules, arcs flattened to 0.01 mm, stays far below
+MAX_SAMPLES = 5000  # per segment: 500 mm at STEP; longer rules are sampled more coarsely
+MAX_RULE_MM = 20000.0  # total cut or crease rule; this carton's die has about 1.5 m of each
 STRAIGHT = {"LINE", "LWPOLYLINE", "POLYLINE", "ARC"}
 
 
@@ -50,27 +53,36 @@ def segments_of(entities) -> tuple[np.ndarray, list[str]]:
         except Exception as ex:  # ezdxf geometry errors on degenerate entities
             problems.append(f"{kind} {e.dxf.handle}: {type(ex).__name__}")
             continue
+        if not np.isfinite(pts).all() or (np.abs(pts) > 1e7).any():
+            problems.append(f"{kind} {e.dxf.handle}: coordinates not finite or beyond 10 km")
+            continue
         segs += [(a, b) for a, b in zip(pts, pts[1:], strict=False) if np.hypot(b[0] - a[0], b[1] - a[1]) > 1e-9]
     return np.array(segs, dtype=float).reshape(-1, 2, 2), problems
+
+
+def rule_length(segs: np.ndarray) -> float:
+    return float(np.hypot(*(segs[:, 1] - segs[:, 0]).T).sum()) if len(segs) else 0.0
 
 
 def chain(segs: np.ndarray) -> tuple[np.ndarray | None, str]:
     """The ordered vertices of the one closed contour the segments form, or why they do not."""
     if len(segs) < 3:
         return None, f"{len(segs)} cut segments cannot close a contour"
-    if len(segs) > 20000:
-        return None, f"{len(segs)} cut segments: too many to be a die contour"
+    if len(segs) > MAX_SEGMENTS or rule_length(segs) > MAX_RULE_MM:
+        return None, f"{len(segs)} cut segments, {rule_length(segs):.0f} mm of rule: far beyond a carton die"
     ends = segs.reshape(-1, 2)
     node = np.full(len(ends), -1)
     nodes: list[np.ndarray] = []
+    grid: dict[tuple[int, int], list[int]] = {}
     for i, p in enumerate(ends):
-        if nodes:
-            d = np.hypot(*(np.array(nodes) - p).T)
-            j = int(d.argmin())
-            if d[j] <= SNAP:
-                node[i] = j
-                continue
+        cx, cy = int(np.floor(p[0] / SNAP)), int(np.floor(p[1] / SNAP))
+        near_ids = [k for dx in (-1, 0, 1) for dy in (-1, 0, 1) for k in grid.get((cx + dx, cy + dy), [])]
+        close = [k for k in near_ids if np.hypot(*(nodes[k] - p)) <= SNAP]
+        if close:
+            node[i] = close[0]
+            continue
         node[i] = len(nodes)
+        grid.setdefault((cx, cy), []).append(len(nodes))
         nodes.append(p)
     pairs = node.reshape(-1, 2)
     degree = np.bincount(pairs.ravel(), minlength=len(nodes))
@@ -98,7 +110,7 @@ def chain(segs: np.ndarray) -> tuple[np.ndarray | None, str]:
 def sample(segs: np.ndarray) -> np.ndarray:
     out = []
     for a, b in segs:
-        n = max(1, int(np.ceil(np.hypot(*(b - a)) / STEP)))
+        n = min(MAX_SAMPLES, max(1, int(np.ceil(np.hypot(*(b - a)) / STEP))))
         out.append(a + (b - a) * (np.arange(n + 1)[:, None] / n))
     return np.vstack(out) if out else np.zeros((0, 2))
 
@@ -123,7 +135,7 @@ def both_ways(seen: np.ndarray, want: np.ndarray, what: str) -> Outcome:
     ok = max(stray, missed) <= TOL
     return Outcome(ok, f"{what}: farthest drawn point {stray:.3f} mm from the correct one, farthest correct point "
                    f"{missed:.3f} mm from the drawing", expected=f"both within {TOL} mm",
-                   seen=[round(stray, 4) if np.isfinite(stray) else None, round(missed, 4)])
+                   seen=[round(v, 4) if np.isfinite(v) else None for v in (stray, missed)])
 
 
 def grade(ctx: GradeContext) -> Rubric:
@@ -136,6 +148,9 @@ def grade(ctx: GradeContext) -> Rubric:
     msp = list(doc.modelspace())
     cut, cut_problems = segments_of([e for e in msp if e.dxf.layer.upper() == "CUT"])
     crease, crease_problems = segments_of([e for e in msp if e.dxf.layer.upper() == "CREASE"])
+    if len(crease) > MAX_SEGMENTS or rule_length(crease) > MAX_RULE_MM:
+        crease_problems.append(f"{len(crease)} crease segments, {rule_length(crease):.0f} mm: far beyond a carton die")
+        crease = crease[:0]
     contour, how = chain(cut) if not cut_problems else (None, "; ".join(cut_problems[:3]))
     r.gate("the CUT layer is one closed contour and nothing else", Outcome(contour is not None, how))
     if contour is None:
@@ -201,7 +216,7 @@ def off_the_cut(crease: np.ndarray, cut: np.ndarray) -> Outcome:
         length = float(np.hypot(*(b - a)))
         if length <= 0.6:
             continue
-        u = np.linspace(0.3 / length, 1 - 0.3 / length, max(2, int(length / STEP)))
+        u = np.linspace(0.3 / length, 1 - 0.3 / length, min(MAX_SAMPLES, max(2, int(length / STEP))))
         if (distance(a + (b - a) * u[:, None], cut) <= 0.05).any():
             along.append(np.round([a, b], 3).tolist())
     return no_problems(along, "every crease runs inside the blank", expected="no crease along the cut")
