@@ -144,7 +144,7 @@ def grade(ctx: GradeContext) -> Rubric:
     rows = rows_by(table, phi_key)
     want = {k: plant.flame(float(k)) for k in PHIS}
     r.gate("flame_table.csv: one row for each phi from 0.60 to 1.40 by 0.05", rows.coverage(want))
-    r.gate(f"adiabatic flame temperatures within {CRUX_TAD_K:.0f} K of the equilibrium of these reactants",
+    r.gate("adiabatic flame temperatures within 60 K of the equilibrium of these reactants",
            match_rows(rows, want, ["t_ad_k"], abs=CRUX_TAD_K))
     # 3 K: two equilibrium solvers on the same mechanism agree to well under 1 K; the slack
     # covers rounding to 0.1 K and a different saturation-pressure correlation for the humidity.

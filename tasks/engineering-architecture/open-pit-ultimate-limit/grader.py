@@ -167,7 +167,7 @@ def grade(ctx: GradeContext) -> Rubric:
         ref_pit[m.pos[m.key(*xyz)]] = True
     best = float(m.value[ref_pit].sum())
     got = float(m.value[in_pit].sum())
-    r.gate(f"pit value (graded economics) is at least {CRUX_VALUE_SHARE:.0%} of the optimum",
+    r.gate("pit value (graded economics) is at least 97% of the optimum",
            Outcome(got >= CRUX_VALUE_SHARE * best, f"pit worth ${got:,.0f} against the optimum ${best:,.0f}",
                    expected=round(best, 2), seen=round(got, 2)))
 
