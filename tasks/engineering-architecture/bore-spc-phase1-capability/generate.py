@@ -184,7 +184,7 @@ def main() -> None:
         "capability": {k: round(v, 6) for k, v in capability(rows, keep).items()},
         "data": {str(k): [round(x, 6) for x in rows[k]] for k in sorted(rows)},
     }
-    (out / "reference" / "expected.json").write_text(json.dumps(ref, indent=1) + "\n")
+    (out / "reference" / "expected.json").write_text(json.dumps(ref, separators=(",", ":")) + "\n")
 
 
 if __name__ == "__main__":
