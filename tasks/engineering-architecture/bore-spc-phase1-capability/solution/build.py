@@ -30,7 +30,10 @@ def read_study(inputs: Path, mistake: str) -> tuple[dict[int, list[float]], dict
         if mistake == "all-data":
             k = len(rows) + 1  # every record taken as its own subgroup
         if k in rows and rows[k] == xs:
-            continue  # the same subgroup keyed twice
+            if mistake == "duplicate-kept":
+                k += 100  # kept under a number of its own
+            else:
+                continue  # the same subgroup keyed twice
         rows[k], times[k] = xs, r["sampled_at"][-5:]
     return rows, times
 
@@ -62,6 +65,8 @@ def phase1(rows: dict[int, list[float]], cause: set[int], mistake: str) -> tuple
         keep = [k for k in keep if k not in drop]
         if mistake == "one-pass":
             break
+    if mistake == "exclude-all-logged":
+        keep = [k for k in keep if k not in cause]
     return trial, sorted(set(rows) - set(keep))
 
 
@@ -109,7 +114,8 @@ def main() -> None:
     ap.add_argument("inputs", type=Path)
     ap.add_argument("workbook", type=Path)
     ap.add_argument("decisions", type=Path)
-    ap.add_argument("--mistake", default="", choices=["", "one-pass", "all-data", "symmetric-spec", "overall-sigma-cpk"])
+    ap.add_argument("--mistake", default="", choices=["", "one-pass", "all-data", "symmetric-spec", "overall-sigma-cpk",
+                                                   "exclude-all-logged", "duplicate-kept"])
     a = ap.parse_args()
     rows, times = read_study(a.inputs, a.mistake)
     trial, excluded = phase1(rows, caused(a.inputs, times), a.mistake)
