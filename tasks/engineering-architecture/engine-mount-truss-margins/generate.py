@@ -1,10 +1,12 @@
 """Seeded generator of inputs/ and reference/ for engine-mount-truss-margins: python3 generate.py --out DIR.
 
-A welded 4130 tube engine mount (4 firewall pickups, 4 engine pads, 14 pin-ended tubes, two
-redundants) with five powerplant load cases. The inputs are in US customary units (tube
-callouts in inches, pad loads in lbf, allowables in ksi) while the model is in mm; one case is an
-ultimate (emergency-landing) case that takes no further factor. The reference is solved here by
-the direct stiffness method (the oracle uses CalculiX: another route to the same answer).
+A welded 4130 tube engine mount: 4 firewall pickups, 4 engine pads, 9 pin-ended struts. The
+engine is a rigid body tying the pads to its CG, so the struts are three times redundant. The
+powerplant loads report gives net forces and moments at the engine CG for six cases, in US
+customary units (lbf, lbf.in, tube callouts in inches, allowables in ksi) while the model is in
+mm; two cases are ultimate (emergency landing) and take no further factor; one has a propeller
+torque. The reference is solved here by the direct stiffness method on the six rigid-body
+freedoms of the engine (the oracle uses CalculiX: another route to the same answer).
 """
 
 import argparse
@@ -20,18 +22,17 @@ E_KSI, FTU_KSI, FCY_KSI = 29000.0, 95.0, 75.0
 FS = 1.5
 BASE_NODES = {1: (0, -260, 210), 2: (0, 260, 210), 3: (0, 260, -190), 4: (0, -260, -190),
               5: (470, -200, 160), 6: (470, 200, 160), 7: (480, 200, -150), 8: (480, -200, -150)}
-FIXED, PADS = [1, 2, 3, 4], [5, 6, 7, 8]
-STRUT, RING = "0.750x0.049", "0.625x0.035"
-MEMBERS = [(5, 1, STRUT), (5, 4, STRUT), (5, 2, STRUT), (6, 2, STRUT), (6, 3, STRUT), (7, 3, STRUT),
-           (7, 4, STRUT), (8, 4, STRUT), (8, 1, STRUT),
-           (5, 6, RING), (6, 7, RING), (7, 8, RING), (8, 5, RING), (6, 8, RING)]
-CASES = [  # id, title, basis, load factors (x fwd, y right, z up) on the engine weight, torque (lb.in)
-    ("LC1", "Flight, 4.4 g down", "limit", (0.0, 0.0, -4.4), 0.0),
-    ("LC2", "Flight, 1.76 g up", "limit", (0.0, 0.0, 1.76), 0.0),
-    ("LC3", "Side gust 1.33 g with 1 g down", "limit", (0.0, 1.33, -1.0), 0.0),
-    ("LC4", "Take-off thrust and torque with 1 g down", "limit", None, None),
-    ("LC5", "Emergency landing, 6 g down (FAR 23.561)", "ultimate", (0.0, 0.0, -6.0), 0.0),
-    ("LC6", "Emergency landing, 9 g forward (FAR 23.561)", "ultimate", (9.0, 0.0, 0.0), 0.0),
+FIXED, PADS, CG = [1, 2, 3, 4], [5, 6, 7, 8], 9
+UPPER, LOWER = "0.750x0.049", "0.875x0.035"
+MEMBERS = [(5, 1, UPPER), (5, 4, UPPER), (5, 2, UPPER), (6, 2, UPPER), (6, 3, UPPER),
+           (7, 3, LOWER), (7, 4, LOWER), (8, 4, LOWER), (8, 1, LOWER)]
+CASES = [  # id, title, basis, load factors (x fwd, y right, z up) on the engine weight; None: thrust and torque
+    ("LC1", "Flight, 4.4 g down", "limit", (0.0, 0.0, -4.4)),
+    ("LC2", "Flight, 1.76 g up", "limit", (0.0, 0.0, 1.76)),
+    ("LC3", "Side gust 1.33 g with 1 g down", "limit", (0.0, 1.33, -1.0)),
+    ("LC4", "Take-off thrust and propeller torque with 1 g down", "limit", None),
+    ("LC5", "Emergency landing, 6 g down (FAR 23.561)", "ultimate", (0.0, 0.0, -6.0)),
+    ("LC6", "Emergency landing, 9 g forward (FAR 23.561)", "ultimate", (9.0, 0.0, 0.0)),
 ]
 CRIT_LR = math.pi * math.sqrt(2 * E_KSI / FCY_KSI)  # Johnson-Euler transition slenderness
 FACTOR = {c[0]: (1.0 if c[2] == "ultimate" else FS) for c in CASES}
@@ -60,58 +61,38 @@ def tube(callout: str) -> dict[str, float]:
     od_in, t_in = (float(v) for v in callout.split("x"))
     od, t = od_in * INCH, t_in * INCH
     di = od - 2 * t
-    area = math.pi / 4 * (od**2 - di**2)
-    return {"area": area, "rho": math.sqrt(od**2 + di**2) / 4}
+    return {"area": math.pi / 4 * (od**2 - di**2), "rho": math.sqrt(od**2 + di**2) / 4}
 
 
-def pad_loads(force: tuple[float, float, float], moment: tuple[float, float, float],
-              cg: tuple[float, float, float], nodes: dict) -> dict[int, list[float]]:
-    """Minimum-norm pad forces in equilibrium with a force at the CG plus a couple (bolt-group rule)."""
-    rows = []  # 6 x 12: sum of forces, sum of moments about the CG
-    for i in range(3):
-        rows.append([1.0 if j % 3 == i else 0.0 for j in range(12)])
-    for i in range(3):
-        row = [0.0] * 12
-        for p, n in enumerate(PADS):
-            r = [nodes[n][k] - cg[k] for k in range(3)]
-            # (r x f)_i coefficients on f
-            j, k = (i + 1) % 3, (i + 2) % 3
-            row[3 * p + k] += r[j]
-            row[3 * p + j] -= r[k]
-        rows.append(row)
-    b = list(force) + [-(moment[i]) * -1 for i in range(3)]
-    aat = [[sum(rows[i][k] * rows[j][k] for k in range(12)) for j in range(6)] for i in range(6)]
-    lam = solve(aat, b)
-    f = [sum(rows[i][k] * lam[i] for i in range(6)) for k in range(12)]
-    return {n: f[3 * p:3 * p + 3] for p, n in enumerate(PADS)}
+def rigid_map(p: tuple, cg: tuple) -> list[list[float]]:
+    """Pad displacement = u + theta x r, as a 3 x 6 matrix on (u, theta) of the CG."""
+    r = [p[i] - cg[i] for i in range(3)]
+    return [[1, 0, 0, 0, r[2], -r[1]], [0, 1, 0, -r[2], 0, r[0]], [0, 0, 1, r[1], -r[0], 0]]
 
 
-def analyse(nodes: dict, loads_n: dict[str, dict[int, list[float]]]) -> dict:
-    free = {n: i for i, n in enumerate(PADS)}
-    k = [[0.0] * 12 for _ in range(12)]
-    geo = []
-    for a, b, _ in MEMBERS:
+def analyse(nodes: dict, loads_n: dict[str, list[float]]) -> dict:
+    """loads_n: per case (Fx, Fy, Fz, Mx, My, Mz) at the CG in N and N.mm."""
+    cg = nodes[CG]
+    k = [[0.0] * 6 for _ in range(6)]
+    lengths, rows = [], []
+    for a, b, callout in MEMBERS:  # node a is the pad, node b the fixed pickup
         d = [nodes[a][i] - nodes[b][i] for i in range(3)]
         length = math.sqrt(sum(v * v for v in d))
-        geo.append((length, [v / length for v in d]))
-    ea = [E_KSI * KSI * tube(t)["area"] for _, _, t in MEMBERS]
-    for (a, b, _), (length, u), stiff in zip(MEMBERS, geo, ea, strict=True):
-        for n1, s1 in ((a, 1), (b, -1)):
-            for n2, s2 in ((a, 1), (b, -1)):
-                if n1 in free and n2 in free:
-                    for i in range(3):
-                        for j in range(3):
-                            k[3 * free[n1] + i][3 * free[n2] + j] += s1 * s2 * stiff / length * u[i] * u[j]
+        u = [v / length for v in d]
+        t = rigid_map(nodes[a], cg)
+        g = [sum(u[i] * t[i][j] for i in range(3)) for j in range(6)]  # elongation per CG freedom
+        s = E_KSI * KSI * tube(callout)["area"] / length
+        lengths.append(length)
+        rows.append((g, s))
+        for i in range(6):
+            for j in range(6):
+                k[i][j] += s * g[i] * g[j]
     out = {}
-    for case, loads in loads_n.items():
-        f = [loads[n][i] for n in PADS for i in range(3)]
-        disp = solve(k, f)
-        u_of = {n: (disp[3 * free[n]:3 * free[n] + 3] if n in free else [0.0, 0.0, 0.0]) for n in nodes}
-        forces = []
-        for (a, b, _), (length, u), stiff in zip(MEMBERS, geo, ea, strict=True):
-            forces.append(stiff / length * sum((u_of[a][i] - u_of[b][i]) * u[i] for i in range(3)))
-        out[case] = {"u": {n: u_of[n] for n in PADS}, "forces": forces}
-    return {"lengths": [g[0] for g in geo], "cases": out}
+    for case, f in loads_n.items():
+        q = solve(k, f)
+        u = {n: [sum(row[j] * q[j] for j in range(6)) for row in rigid_map(nodes[n], cg)] for n in PADS}
+        out[case] = {"u": u, "forces": [s * sum(g[j] * q[j] for j in range(6)) for g, s in rows]}
+    return {"lengths": lengths, "cases": out}
 
 
 def allowables(length: float, callout: str, euler_only: bool = False) -> tuple[float, float, float]:
@@ -122,9 +103,9 @@ def allowables(length: float, callout: str, euler_only: bool = False) -> tuple[f
     return FTU_KSI * KSI * t["area"], fc * t["area"], slender
 
 
-def margins(res: dict, nodes: dict, factor: dict[str, float], euler_only: bool = False) -> list[dict]:
+def margins(res: dict, factor: dict[str, float], euler_only: bool = False) -> list[dict]:
     rows = []
-    for m, (a, b, callout) in enumerate(MEMBERS):
+    for m, (_, _, callout) in enumerate(MEMBERS):
         length = res["lengths"][m]
         ft, fc, slender = allowables(length, callout, euler_only)
         design = {c: res["cases"][c]["forces"][m] * factor[c] for c in res["cases"]}
@@ -141,40 +122,46 @@ def margins(res: dict, nodes: dict, factor: dict[str, float], euler_only: bool =
     return rows
 
 
-def build(nodes: dict, weight: float, cg: tuple, thrust: float, torque: float) -> tuple[dict, dict, list[dict]]:
-    loads_lbf = {}
-    for cid, _, _, g, _ in CASES:
-        force = (thrust, 0.0, -weight) if g is None else tuple(weight * v for v in g)
-        moment = (torque * INCH, 0.0, 0.0) if g is None else (0.0, 0.0, 0.0)  # lb.mm about x
-        loads_lbf[cid] = {n: [round(v) for v in f] for n, f in pad_loads(force, moment, cg, nodes).items()}
-    loads_n = {c: {n: [v * LBF for v in f] for n, f in ls.items()} for c, ls in loads_lbf.items()}
-    res = analyse(nodes, loads_n)
-    return loads_lbf, res, margins(res, nodes, FACTOR)
+def cg_loads(weight: float, thrust: float, torque: float) -> dict[str, list[float]]:
+    """Net load at the CG per case: lbf and lbf.in, whole numbers as a loads report gives them."""
+    out = {}
+    for cid, _, _, g in CASES:
+        f = [thrust, 0.0, -weight] if g is None else [weight * v for v in g]
+        m = [-torque if g is None else 0.0, 0.0, 0.0]  # reaction of a propeller turning clockwise seen from aft
+        out[cid] = [float(round(v)) for v in f + m]
+    return out
+
+
+def build(nodes: dict, weight: float, thrust: float, torque: float) -> tuple[dict, dict, list[dict]]:
+    loads = cg_loads(weight, thrust, torque)
+    res = analyse(nodes, {c: [v * LBF for v in f[:3]] + [v * LBF * INCH for v in f[3:]] for c, f in loads.items()})
+    return loads, res, margins(res, FACTOR)
 
 
 def draw(rng: random.Random) -> dict | None:
     nodes = {n: tuple(float(v + (rng.randint(-12, 12) if n in PADS else 0)) for v in xyz) for n, xyz in BASE_NODES.items()}
-    cg = (float(rng.randint(640, 760)), 0.0, float(rng.randint(-20, 20)))
+    nodes[CG] = (float(rng.randint(640, 760)), 0.0, float(rng.randint(-20, 20)))
     weight, thrust, torque = 300.0, float(rng.randint(450, 650)), float(rng.randint(3200, 4600))
-    _, _, rows = build(nodes, weight, cg, thrust, torque)
+    _, _, rows = build(nodes, weight, thrust, torque)
     target = rng.uniform(-0.10, -0.04)
     scale = (1 + min(r["ms_min"] for r in rows)) / (1 + target)
     weight, thrust, torque = round(weight * scale), round(thrust * scale), round(torque * scale, -1)
-    loads_lbf, res, rows = build(nodes, weight, cg, thrust, torque)
+    loads, res, rows = build(nodes, weight, thrust, torque)
     if min(abs(f) for c in res["cases"].values() for f in c["forces"]) < 5:
         return None
     worst = min(rows, key=lambda r: r["ms_min"])
-    euler = margins(res, nodes, FACTOR, euler_only=True)
-    twice = margins(res, nodes, dict.fromkeys(FACTOR, FS))
+    euler = margins(res, FACTOR, euler_only=True)
+    twice = margins(res, dict.fromkeys(FACTOR, FS))
     neg = sorted(r["member"] for r in rows if r["ms_min"] < 0)
     ok = (worst["ms_min"] < -0.02 and all(abs(r["ms_min"]) > 0.01 for r in rows)
           and sorted(r["member"] for r in twice if r["ms_min"] < 0) != neg
-          and sum(r["ms_compression"] is not None and r["slenderness"] < CRIT_LR for r in rows) >= 4
-          and any(abs(a["ms_min"] - b["ms_min"]) > 0.05 for a, b in zip(rows, euler, strict=True)))
+          and sum(r["ms_compression"] is not None and r["slenderness"] < CRIT_LR for r in rows) >= 3
+          and any(abs(a["ms_min"] - b["ms_min"]) > 0.05 for a, b in zip(rows, euler, strict=True))
+          and any(r["critical_case"] == "LC4" for r in rows))
     if not ok:
         return None
-    return {"nodes": nodes, "loads_lbf": loads_lbf, "res": res, "rows": rows, "worst": worst, "neg": neg,
-            "meta": {"weight_lb": weight, "cg_mm": cg, "thrust_lb": thrust, "torque_lbin": torque}}
+    return {"nodes": nodes, "loads": loads, "res": res, "rows": rows, "worst": worst, "neg": neg,
+            "meta": {"weight_lb": weight, "thrust_lb": thrust, "torque_lbin": torque}}
 
 
 def main() -> None:
@@ -190,30 +177,32 @@ def main() -> None:
     (out / "inputs").mkdir(parents=True, exist_ok=True)
     (out / "reference").mkdir(parents=True, exist_ok=True)
     inp = out / "inputs"
+    role = {**dict.fromkeys(FIXED, "firewall pickup"), **dict.fromkeys(PADS, "engine pad"), CG: "engine CG"}
     (inp / "nodes.csv").write_text("node,x_mm,y_mm,z_mm,role\n" + "".join(
-        f"{n},{x:g},{y:g},{z:g},{'firewall pickup' if n in FIXED else 'engine pad'}\n"
-        for n, (x, y, z) in sorted(g["nodes"].items())))
+        f"{n},{x:g},{y:g},{z:g},{role[n]}\n" for n, (x, y, z) in sorted(g["nodes"].items())))
     (inp / "members.csv").write_text("member,node_a,node_b,tube\n" + "".join(
         f"{m + 1},{a},{b},{t}\n" for m, (a, b, t) in enumerate(MEMBERS)))
-    lines = ["case,title,basis,node,Fx_lbf,Fy_lbf,Fz_lbf"]
-    for cid, title, basis, _, _ in CASES:
-        for n in PADS:
-            fx, fy, fz = g["loads_lbf"][cid][n]
-            lines.append(f'{cid},"{title}",{basis},{n},{fx},{fy},{fz}')
-    (inp / "pad_loads.csv").write_text("\n".join(lines) + "\n")
+    lines = ["case,title,basis,Fx_lbf,Fy_lbf,Fz_lbf,Mx_lbf_in,My_lbf_in,Mz_lbf_in"]
+    for cid, title, basis, _ in CASES:
+        lines.append(f'{cid},"{title}",{basis},' + ",".join(f"{v:g}" for v in g["loads"][cid]))
+    (inp / "powerplant_loads.csv").write_text("\n".join(lines) + "\n")
     (inp / "material.txt").write_text(
         "Tubing: AISI 4130 steel, normalized (MIL-T-6736 / AMS 6360), welded assembly, not heat treated after welding\n"
         "Tube callouts: outside diameter x wall thickness, inches\n"
         "Design allowables (MMPDS basis), t <= 0.188 in:\n"
         f"  Ftu = {FTU_KSI:g} ksi   Fty = 75 ksi   Fcy = {FCY_KSI:g} ksi   Fsu = 57 ksi\n"
-        f"  E = {E_KSI:g} ksi   Ec = 29.0e3 ksi   G = 11.0e3 ksi   nu = 0.32\n"
-        "Firewall pickups: pinned to the firewall fittings (treat as fixed in translation).\n"
-        "Engine pads: the mount's pad nodes; the pad loads below are the reactions of the engine on the mount.\n")
+        f"  E = {E_KSI:g} ksi   Ec = 29.0e3 ksi   G = 11.0e3 ksi   nu = 0.32\n")
+    (inp / "loads_report_notes.txt").write_text(
+        "Powerplant loads report, mount axes: x forward (firewall to engine), y to the right seen from aft, z up.\n"
+        "Loads are the net forces and moments the engine applies to the mount, acting at the engine CG\n"
+        "(inertia of the engine and accessories, propeller thrust and torque reaction), one row per case.\n"
+        "basis: limit = limit loads (14 CFR 23.301); ultimate = emergency-landing ultimate inertia loads (14 CFR 23.561).\n"
+        "The engine crankcase is far stiffer than the mount: the engine may be taken as a rigid body\n"
+        "tying the four pads to its CG. Firewall pickups are pinned to the firewall fittings.\n")
     res = g["res"]
     ref = {
         "canary": CANARY,
         "cases": [c[0] for c in CASES],
-        "basis": {c[0]: c[2] for c in CASES},
         "displacements_mm": {c: {str(n): [round(v, 7) for v in u] for n, u in res["cases"][c]["u"].items()}
                              for c in res["cases"]},
         "forces_N": {c: {str(m + 1): round(f, 4) for m, f in enumerate(res["cases"][c]["forces"])} for c in res["cases"]},

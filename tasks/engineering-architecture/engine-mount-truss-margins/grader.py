@@ -3,7 +3,7 @@
 The crux is the finite-element model: the grader runs CalculiX on the agent's own deck and
 compares the printed pad displacements of every load case with the reference, which
 generate.py solved by the direct stiffness method (another route than the oracle's ccx run).
-Units (lbf, inch tube callouts, ksi), areas, supports and loads replaced at each step all show
+Units (lbf, lbf.in, inch tube callouts, ksi), areas, supports, the rigid engine and its moments all show
 in these displacements, so a wrong model fails the gate; the member forces, allowables and
 margins are weighted checks against the same reference.
 

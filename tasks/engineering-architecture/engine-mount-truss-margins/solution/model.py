@@ -19,11 +19,11 @@ def read(inputs: Path, mistake: str) -> dict:
              for r in csv.DictReader(open(inputs / "nodes.csv"))}
     members = [(int(r["member"]), int(r["node_a"]), int(r["node_b"]), r["tube"])
                for r in csv.DictReader(open(inputs / "members.csv"))]
-    cases: dict[str, dict] = {}
-    for r in csv.DictReader(open(inputs / "pad_loads.csv")):
-        c = cases.setdefault(r["case"], {"basis": r["basis"], "loads": {}})
-        c["loads"][int(r["node"])] = [float(r[k]) * (1.0 if mistake == "lbf-as-newton" else LBF)
-                                      for k in ("Fx_lbf", "Fy_lbf", "Fz_lbf")]
+    lbf = 1.0 if mistake == "lbf-as-newton" else LBF
+    cases = {r["case"]: {"basis": r["basis"],
+                         "force": [float(r[f"F{k}_lbf"]) * lbf for k in "xyz"],
+                         "moment": [float(r[f"M{k}_lbf_in"]) * lbf * INCH for k in "xyz"]}
+             for r in csv.DictReader(open(inputs / "powerplant_loads.csv"))}
     text = (inputs / "material.txt").read_text()
     prop = {k: float(v) for k, v in re.findall(r"\b(Ftu|Fcy|E) = ([\d.]+)", text)}
     return {"nodes": nodes, "members": members, "cases": cases, "prop": {k: v * KSI for k, v in prop.items()}}
@@ -45,13 +45,21 @@ def deck(m: dict, mistake: str) -> str:
     out += ["*MATERIAL, NAME=STEEL4130", "*ELASTIC", f"{m['prop']['E']:.6g}, 0.32"]
     for i, t in enumerate(tubes):
         out += [f"*SOLID SECTION, ELSET=TUBE{i + 1}, MATERIAL=STEEL4130", f"{tube(t)[0]:.8g}"]
+    role = {v[3]: n for n, v in m["nodes"].items()}
     fixed = [n for n, v in sorted(m["nodes"].items()) if v[3] == "firewall pickup"]
     pads = [n for n, v in sorted(m["nodes"].items()) if v[3] == "engine pad"]
-    out += ["*BOUNDARY", *[f"{n}, 1, 3" for n in fixed], "*NSET, NSET=PADS", ", ".join(map(str, pads)),
+    cg = role["engine CG"]
+    rot = max(m["nodes"]) + 1  # the rigid body's rotational node: its translations carry the moments
+    out.insert(2 + len(m["nodes"]), f"{rot}, {m['nodes'][cg][0]:g}, {m['nodes'][cg][1]:g}, {m['nodes'][cg][2]:g}")
+    out += ["*NSET, NSET=PADS", ", ".join(map(str, pads)),
+            f"*RIGID BODY, NSET=PADS, REF NODE={cg}, ROT NODE={rot}",
+            "*BOUNDARY", *[f"{n}, 1, 3" for n in fixed],
             "*ELSET, ELSET=TUBES", ", ".join(f"TUBE{i + 1}" for i in range(len(tubes)))]
     for cid, c in m["cases"].items():
         out += [f"** {cid} ({c['basis']} loads as tabulated)", "*STEP", "*STATIC", "*CLOAD, OP=NEW"]
-        out += [f"{n}, {d + 1}, {v:.8g}" for n, f in sorted(c["loads"].items()) for d, v in enumerate(f)]
+        out += [f"{cg}, {d + 1}, {v:.8g}" for d, v in enumerate(c["force"]) if v]
+        out += [(f"{cg}, {d + 4}" if mistake == "moment-on-ref-node" else f"{rot}, {d + 1}") + f", {v:.8g}"
+                for d, v in enumerate(c["moment"]) if v]
         out += ["*NODE PRINT, NSET=PADS", "U", "*EL PRINT, ELSET=TUBES", "S", "*END STEP"]
     return "\n".join(out) + "\n"
 
@@ -90,7 +98,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("inputs", type=Path)
     ap.add_argument("out", type=Path)
-    ap.add_argument("--mistake", default="", choices=["", "euler-only", "ultimate-factored", "lbf-as-newton"])
+    ap.add_argument("--mistake", default="", choices=["", "euler-only", "ultimate-factored", "lbf-as-newton",
+                                                        "moment-on-ref-node"])
     a = ap.parse_args()
     m = read(a.inputs, a.mistake)
     a.out.mkdir(parents=True, exist_ok=True)
