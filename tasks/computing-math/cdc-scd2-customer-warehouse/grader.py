@@ -45,6 +45,9 @@ def read_warehouse(ctx: GradeContext):
         return None, Outcome(False, "warehouse.duckdb is missing or not a file")
     copy = ctx.scratch / "warehouse.duckdb"
     shutil.copyfile(path, copy)
+    wal = ctx.out("warehouse.duckdb.wal")  # changes not yet checkpointed: DuckDB replays them on open
+    if wal.is_file():
+        shutil.copyfile(wal, ctx.scratch / "warehouse.duckdb.wal")
     try:
         import duckdb
 
