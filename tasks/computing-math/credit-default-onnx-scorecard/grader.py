@@ -127,7 +127,7 @@ def grade(ctx: GradeContext) -> Rubric:
     r.gate("the model scores every application of the hidden quarter with p_default in [0, 1]",
            Outcome(p is not None, why or f"{n} scores", expected=f"{n} probabilities"))
     a = auc(np, p, y) if p is not None else None
-    r.gate(f"the model ranks risk (AUC >= {CRUX_AUC} on the hidden quarter)",
+    r.gate("the model ranks risk (AUC >= 0.69 on the hidden quarter)",
            Outcome(a is not None and a >= CRUX_AUC, f"AUC {a:.4f}" if a is not None else "no scores",
                    expected=f">= {CRUX_AUC}", seen=a and round(a, 4)))
     if p is None:
