@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "solution"))
 import netmodel
 
-SEED = 2
+SEED = 13
 CANARY = "de4ddea1-d80f-4a0e-9772-1f6b72b0dc7e"
 METROS = [("New York", 40.71, -74.01), ("Los Angeles", 34.05, -118.24), ("Chicago", 41.88, -87.63),
           ("Houston", 29.76, -95.37), ("Phoenix", 33.45, -112.07), ("Philadelphia", 39.95, -75.17),
@@ -95,7 +95,9 @@ def make(seed: int, out: Path) -> None:
             while True:
                 la, lo = round(lat + rng.uniform(-0.45, 0.45), 4), round(lon + rng.uniform(-0.45, 0.45), 4)
                 miles = [netmodel.road_miles(la, lo, d[2], d[3], circ) for d in DCS]
-                if all(min(abs(m - 350), abs(m - 800)) > 3 for m in miles) and min(miles) < 800:
+                edges = [b[0] for b in LTL[1:]]
+                if (all(min(abs(m - 350), abs(m - 800)) > 3 and min(abs(m - e) for e in edges) > 0.5 for m in miles)
+                        and min(miles) < 800):
                     break
             tier = "next_day" if min(miles) < 300 and rng.random() < 0.35 else "two_day"
             cases = int(rng.lognormvariate(11.2, 0.55))
