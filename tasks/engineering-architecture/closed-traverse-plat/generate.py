@@ -245,9 +245,9 @@ DAY 1
 DAY 2
 07:50  On site. Battery swap on the total station, settings re-loaded from the job file.
        Continued the loop at {day2}, then {at}, T8, and re-occupied CP-101 to close the angles.
-{t_bump}  {at}: set booked; a cyclist caught a tripod leg while we were packing up the prism. Plummet
-       was off the point. Re-levelled and re-centred over {at}, re-observed the whole set (next set
-       in the book).
+{t_bump}  {at}: a cyclist caught a tripod leg after the backsight pointing; the foresight was booked
+       before we saw the plummet was off the point. Re-levelled and re-centred over {at} and
+       re-observed the whole set (next set in the book).
 15:10  Office check of the raw file: the EDM units menu was on US survey feet after the morning
        battery swap, so every distance booked today is in ftUS as displayed. Angles unaffected.
 """

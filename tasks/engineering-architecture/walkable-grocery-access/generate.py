@@ -27,7 +27,7 @@ import networkx as nx
 from pyproj import Transformer
 from shapely.geometry import LineString, Point, Polygon
 
-SEED = 5165
+SEED = 5682
 CANARY = "4585233b-2ad8-4759-aa81-ad2b83077c02"
 CRS = "EPSG:26913"
 X0, Y0 = 497200.0, 4393400.0
@@ -164,10 +164,14 @@ def solve(g, nodes, parcels, cands, amen, pops):
         d = distances_from(g, nodes, src)
         dist[t] = [d[n] + c for n, c, _ in psnap]
     uncovered = {k for k, d in enumerate(dist["grocery"]) if d > STANDARDS["grocery"]}
+    # how close any parcel comes to a standard's edge, so that rounding cannot flip coverage
+    tight = min(abs(dist[t][k] - STANDARDS[t]) for t in STANDARDS for k in range(len(parcels)))
     covers = []
     for c in cands:
         n, conn, _ = snap(c, g, nodes)
-        d = nx.single_source_dijkstra_path_length(g, n, cutoff=STANDARDS["grocery"], weight="length")
+        d = nx.single_source_dijkstra_path_length(g, n, cutoff=STANDARDS["grocery"] + 1.0, weight="length")
+        tight = min([tight] + [abs(conn + d[psnap[k][0]] + psnap[k][1] - STANDARDS["grocery"])
+                               for k in uncovered if psnap[k][0] in d])
         covers.append({k for k in uncovered if psnap[k][0] in d
                        and conn + d[psnap[k][0]] + psnap[k][1] <= STANDARDS["grocery"]})
 
@@ -179,7 +183,7 @@ def solve(g, nodes, parcels, cands, amen, pops):
     best = (-pairs[0][1], -pairs[0][2])
     first = max(range(len(cands)), key=lambda a: (pop(covers[a]), -a))
     second = max((b for b in range(len(cands)) if b != first), key=lambda b: (pop(covers[first] | covers[b]), -b))
-    return dist, covers, best, tuple(sorted((first, second))), pairs[0][0] - pairs[1][0], pop
+    return dist, covers, best, tuple(sorted((first, second))), pairs[0][0] - pairs[1][0], pop, tight
 
 
 def populate(rng, parcels, amen):
@@ -213,8 +217,8 @@ def attempt(seed: int):
         a["xy"] = back.transform(*a["lonlat"])
         if snap(a["xy"], g, nodes)[2] < 1.0:
             return None
-    dist, covers, best, greedy, margin, pop = solve(g, nodes, parcels, cands, amenities, pops)
-    if best == greedy or margin < 5:
+    dist, covers, best, greedy, margin, pop, tight = solve(g, nodes, parcels, cands, amenities, pops)
+    if best == greedy or margin < 5 or tight < 0.5:
         return None
     closed = [dict(a, status="open") if a["status"] == "closed_permanently" else a for a in amenities]
     dist_c = solve(g, nodes, parcels, cands, closed, pops)[0]["grocery"]
