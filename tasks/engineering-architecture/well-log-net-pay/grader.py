@@ -31,6 +31,9 @@ CURVES = ["VSH", "PHIE", "SW", "PAY"]
 LOG_NULLS = (-999.25, -9999.0, -9999.25)
 CRUX_TOL, CRUX_SHARE = 0.02, 0.90
 TOL, SHARE = 0.005, 0.99
+# A fifth of the finest sampling step (0.15 m = 0.49 ft): each row still names one input
+# sample, and depths rounded to 0.1 ft or converted with the US survey foot pass.
+DEPTH_TOL_FT = 0.1
 M_TO_FT = 1 / 0.3048
 
 
@@ -74,9 +77,11 @@ def agent_well(ctx: GradeContext, well: str) -> tuple[dict | None, Outcome]:
     try:
         las = lasio.read(io.StringIO(text))
         unit = las.curves[0].unit.strip().upper()
-        got = {"depth": np.asarray(las.index, dtype=float), "unit": unit}
+        # A log may be written bottom-up: rows are compared in depth order.
+        order = np.argsort(np.asarray(las.index, dtype=float), kind="stable")
+        got = {"depth": np.asarray(las.index, dtype=float)[order], "unit": unit}
         for m in CURVES:
-            got[m] = np.asarray(las[m], dtype=float)
+            got[m] = np.asarray(las[m], dtype=float)[order]
     except Exception as e:  # lasio raises many types on malformed files
         return None, Outcome(False, f"{name} does not read as LAS with {CURVES}: {str(e)[:200]}")
     return got, Outcome(True, f"{name}: {got['depth'].size} samples, depth unit {unit}")
@@ -99,7 +104,7 @@ def grade(ctx: GradeContext) -> Rubric:
             g, want = got[well], ref[well]["depth"]
             if g["unit"] not in ("FT", "F", "FEET"):
                 ok, got[well] = Outcome(False, f"{well}: depth unit {g['unit']!r}, expected FT"), None
-            elif g["depth"].size != want.size or np.max(np.abs(g["depth"] - want)) > 0.01:
+            elif g["depth"].size != want.size or not np.all(np.abs(g["depth"] - want) <= DEPTH_TOL_FT):
                 ok, got[well] = Outcome(False, f"{well}: depths differ from the input's samples in feet",
                                         expected=f"{want.size} samples {want[0]:.2f}-{want[-1]:.2f} ft",
                                         seen=f"{g['depth'].size} samples"), None
