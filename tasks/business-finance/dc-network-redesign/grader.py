@@ -27,8 +27,10 @@ PARTS = ["dc_fixed", "dc_handling", "outbound_freight", "inbound_freight", "prod
 # The crux: a feasible plan priced within 2 % of the optimum. Opening every DC and serving each
 # customer from the nearest one costs 3.8 % more (and overloads DCs); a MIP solved to a small gap is well inside.
 CRUX_RATIO = 1.02
-# 0.1 %: MIP solvers stop at a relative gap of 1e-4 by default; the model has one optimal cost.
-OPT_RATIO = 1.001
+# 0.02 %: MIP solvers that stop at their default relative gap (1e-4) land inside; the model has
+# one optimal cost. Open-set enumeration with greedy assignment, local search and an exact
+# transport step (no MIP) reaches 0.075 % above it, which the old 0.1 % let through as optimal.
+OPT_RATIO = 1.0002
 NEAR_RATIO = 1.005
 
 
@@ -156,7 +158,7 @@ def grade(ctx: GradeContext) -> Rubric:
     ratio = cost["total"] / optimum
     r.gate(f"the plan costs at most {CRUX_RATIO:.2f} x the optimum",
            Outcome(ratio <= CRUX_RATIO, f"x{ratio:.4f} of the optimum", expected=f"<= {CRUX_RATIO}", seen=round(ratio, 5)))
-    r.check(f"optimal: cost within {OPT_RATIO - 1:.1%} of the optimum", 5,
+    r.check(f"optimal: cost within {OPT_RATIO - 1:.2%} of the optimum", 5,
             Outcome(ratio <= OPT_RATIO, f"x{ratio:.5f}", expected=f"<= {OPT_RATIO}", seen=round(ratio, 6)))
     r.check(f"cost within {NEAR_RATIO - 1:.1%} of the optimum", 2,
             Outcome(ratio <= NEAR_RATIO, f"x{ratio:.5f}", expected=f"<= {NEAR_RATIO}", seen=round(ratio, 6)))

@@ -92,7 +92,17 @@ def boundary_check(dxf, ref_xy: list[tuple[float, float]]) -> Outcome:
         off = min((math.dist((e, n), p) for p in pts), default=math.inf)
         if off > 0.01:
             problems.append(f"station {i + 1} ({e:.3f}, {n:.3f}): nearest vertex {off:.3f} ft away")
+    if not problems and not in_loop_order(pts, ref_xy):
+        problems.append("vertices not in the order of the loop (either direction, any start): the outline crosses itself")
     return no_problems(problems, f"closed, {len(pts)} vertices on the adjusted stations")
+
+
+def in_loop_order(pts: list[tuple[float, float]], ref_xy: list[tuple[float, float]]) -> bool:
+    """The vertices follow the stations around the loop, clockwise or not, from any start."""
+    n = len(ref_xy)
+    idx = [min(range(n), key=lambda i, p=p: math.dist(p, ref_xy[i])) for p in pts]
+    steps = {(idx[(k + 1) % n] - idx[k]) % n for k in range(n)}
+    return sorted(idx) == list(range(n)) and steps in ({1}, {n - 1})
 
 
 def labels_check(dxf, courses: list[dict]) -> Outcome:

@@ -24,24 +24,26 @@ from lastexam.grading import (
 
 CATEGORIES = ["grocery", "school", "park", "clinic"]
 COLUMNS = ["parcel_id"] + [f"dist_{c}_m" for c in CATEGORIES] + ["types_within"]
-# The crux is network distance: straight-line buffers, a detour factor or distances in degrees
-# match almost none of the parcel-category distances; a careful network analysis matches all.
+# The crux is network distance, for every category: straight-line buffers, a detour factor or
+# distances in degrees match almost none of a category's parcel distances; a careful network
+# analysis matches all. Per category, so that straight lines for half the categories cannot
+# ride on network distances for the other half (that passed an overall 50 % share at 0.62).
 CRUX_SHARE = 0.5
 # 1 m: distances are asked to 0.1 m; the standard leaves no other freedom.
 DIST_TOL = 1.0
 
 
 def network_share(seen, parcels: dict) -> Outcome:
-    hits = total = 0
-    for pid, ref in parcels.items():
-        row = seen.get(pid, {})
-        for c in CATEGORIES:
-            total += 1
-            v = as_number(row.get(f"dist_{c}_m"))
+    shares = {}
+    for c in CATEGORIES:
+        hits = 0
+        for pid, ref in parcels.items():
+            v = as_number(seen.get(pid, {}).get(f"dist_{c}_m"))
             hits += v is not None and abs(v - ref[f"dist_{c}_m"]) <= DIST_TOL
-    share = hits / total if total else 0.0
-    return Outcome(share >= CRUX_SHARE, f"{share:.1%} of parcel-category distances within {DIST_TOL} m",
-                   expected=f">= {CRUX_SHARE:.0%}", seen=round(share, 4))
+        shares[c] = round(hits / len(parcels), 4) if parcels else 0.0
+    low = min(shares.values(), default=0.0)
+    return Outcome(low >= CRUX_SHARE, f"share of parcel distances within {DIST_TOL} m, by category: {shares}",
+                   expected=f">= {CRUX_SHARE:.0%} in every category", seen=shares)
 
 
 def grade(ctx: GradeContext) -> Rubric:
@@ -53,7 +55,8 @@ def grade(ctx: GradeContext) -> Rubric:
     r.gate("access.csv has the required columns", loaded)
     seen = rows_by(rows or [], "parcel_id")
     r.gate("access.csv has one row per parcel", seen.coverage(list(parcels)))
-    r.gate("walking distances are network distances (at least half within 1 m)", network_share(seen, parcels))
+    r.gate("walking distances are network distances (in every category, at least half within 1 m)",
+           network_share(seen, parcels))
 
     r.check("grocery walking distance of every parcel (+-1 m)", 2,
             match_rows(seen, parcels, ["dist_grocery_m"], abs=DIST_TOL))
