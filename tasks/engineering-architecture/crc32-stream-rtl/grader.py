@@ -1,0 +1,346 @@
+"""Grader for crc32-stream-rtl.
+
+The agent's rtl/*.v is simulated with Icarus Verilog in the grader's own test benches, driven
+by hidden stimulus at hidden parameter values; the traces are judged in Python against a
+model of the specification and golden CRCs from zlib. Verilator lints it and Yosys
+synthesises it.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from lastexam.grading import GradeContext, Outcome, Rubric, all_of, no_problems, read_text
+
+REQUIRED = ["rtl/sync_fifo.v", "rtl/crc32_stream.v"]
+TOOL_TIMEOUT_S = 45  # ten tool runs at most stay inside the grader time limit
+CRUX_FULL_WORD_SHARE = 0.9
+
+TB_FIFO = """`timescale 1ns/1ps
+module tb_fifo;
+  parameter integer DEPTH = 8;
+  parameter integer AF_THRESH = 6;
+  parameter integer N = 1;
+  reg clk = 1'b0;
+  reg rst_n = 1'b0;
+  reg [11:0] in_data = 12'd0;
+  reg in_valid = 1'b0;
+  reg out_ready = 1'b0;
+  wire in_ready, out_valid, almost_full;
+  wire [11:0] out_data;
+  wire [7:0] count;
+  reg [14:0] stim [0:N-1];
+  integer cyc;
+  sync_fifo #(.WIDTH(12), .DEPTH(DEPTH), .AF_THRESH(AF_THRESH)) dut (
+    .clk(clk), .rst_n(rst_n), .in_data(in_data), .in_valid(in_valid), .in_ready(in_ready),
+    .out_data(out_data), .out_valid(out_valid), .out_ready(out_ready), .count(count),
+    .almost_full(almost_full));
+  initial begin
+    $readmemh("fifo_stim.memh", stim);
+    for (cyc = 0; cyc < N; cyc = cyc + 1) begin
+      rst_n = !stim[cyc][14];
+      in_valid = stim[cyc][13];
+      out_ready = stim[cyc][12];
+      in_data = stim[cyc][11:0];
+      #5;
+      $display("T %0d %b %b %b %h %0d %b", cyc, in_valid, in_ready, out_valid, out_data, count, almost_full);
+      clk = 1'b1;
+      #5;
+      clk = 1'b0;
+    end
+    $finish;
+  end
+endmodule
+"""
+
+TB_CRC = """`timescale 1ns/1ps
+module tb_crc;
+  parameter integer DEPTH = 16;
+  parameter integer AF_THRESH = 12;
+  parameter integer NW = 1;
+  parameter integer NC = 1;
+  parameter integer RESET_CYCLES = 3;
+  reg clk = 1'b0;
+  reg rst_n = 1'b0;
+  reg [31:0] s_data = 32'd0;
+  reg [3:0] s_keep = 4'd0;
+  reg s_last = 1'b0;
+  reg s_valid = 1'b0;
+  reg m_ready = 1'b0;
+  wire s_ready, m_valid, almost_full;
+  wire [31:0] m_crc;
+  wire [15:0] m_len;
+  wire [7:0] level;
+  reg [36:0] words [0:NW-1];
+  reg [1:0] pace [0:NC-1];
+  integer cyc;
+  integer wi;
+  reg accepted;
+  crc32_stream #(.DEPTH(DEPTH), .AF_THRESH(AF_THRESH)) dut (
+    .clk(clk), .rst_n(rst_n), .s_data(s_data), .s_keep(s_keep), .s_last(s_last),
+    .s_valid(s_valid), .s_ready(s_ready), .m_crc(m_crc), .m_len(m_len), .m_valid(m_valid),
+    .m_ready(m_ready), .level(level), .almost_full(almost_full));
+  initial begin
+    $readmemh("crc_words.memh", words);
+    $readmemh("crc_pace.memh", pace);
+    wi = 0;
+    accepted = 1'b0;
+    for (cyc = 0; cyc < NC; cyc = cyc + 1) begin
+      rst_n = (cyc >= RESET_CYCLES);
+      if (!s_valid || accepted) begin
+        if (rst_n && pace[cyc][1] && wi < NW) begin
+          s_valid = 1'b1;
+          {s_last, s_keep, s_data} = words[wi];
+        end else begin
+          s_valid = 1'b0;
+        end
+      end
+      m_ready = pace[cyc][0];
+      #5;
+      $display("C %0d %b %b %b %b %h %h %0d %b", cyc, s_valid, s_ready, m_valid, m_ready, m_crc, m_len, level, almost_full);
+      accepted = (s_valid === 1'b1) && (s_ready === 1'b1);
+      clk = 1'b1;
+      #5;
+      clk = 1'b0;
+      if (accepted) wi = wi + 1;
+    end
+    $finish;
+  end
+endmodule
+"""
+
+
+def run(cmd: list[str], cwd: Path) -> tuple[int, str]:
+    try:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace",
+                           timeout=TOOL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return -1, f"{cmd[0]} timed out after {TOOL_TIMEOUT_S} s"
+    except OSError as e:
+        return -1, f"{cmd[0]} could not start: {e}"
+    return p.returncode, p.stdout + p.stderr
+
+
+def tail(text: str, n: int = 6) -> list[str]:
+    return [line[:200] for line in text.strip().splitlines()[-n:]]
+
+
+def collect_rtl(ctx: GradeContext, rtl: Path) -> tuple[list[Path], Outcome, str]:
+    problems = []
+    for name in REQUIRED:
+        _, ok = read_text(ctx.out(name))
+        if not ok:
+            problems.append(f"{name}: {ok.message}")
+    sources = sorted(ctx.out("rtl").glob("*.v")) if ctx.out("rtl").is_dir() else []
+    texts: list[Path] = []
+    joined = []
+    for src in sources:
+        text, ok = read_text(src)
+        if text is None:
+            problems.append(f"rtl/{src.name}: {ok.message}")
+            continue
+        dest = rtl / src.name
+        dest.write_text(text)
+        texts.append(dest)
+        joined.append(text)
+    return texts, no_problems(problems, f"{len(texts)} Verilog files in rtl/", expected=REQUIRED), "\n".join(joined)
+
+
+def compile_sim(rtl: list[Path], tb: str, top: str, params: dict[str, int], work: Path) -> tuple[Path | None, Outcome]:
+    work.mkdir(parents=True, exist_ok=True)
+    (work / f"{top}.v").write_text(tb)
+    cmd = ["iverilog", "-g2005", "-o", str(work / "sim.vvp"), "-s", top]
+    cmd += [f"-P{top}.{k}={v}" for k, v in sorted(params.items())]
+    cmd += [str(work / f"{top}.v"), *map(str, rtl)]
+    rc, log = run(cmd, work)
+    if rc != 0:
+        return None, Outcome(False, f"iverilog failed with the {top} test bench", seen=tail(log))
+    return work / "sim.vvp", Outcome(True, f"compiled with {top}")
+
+
+def simulate(vvp: Path, tag: str, work: Path) -> list[list[str]]:
+    rc, log = run(["vvp", "-n", str(vvp)], work)
+    return [line.split()[1:] for line in log.splitlines() if line.startswith(tag + " ")]
+
+
+def bit(s: str) -> int | None:
+    return int(s) if s in ("0", "1") else None
+
+
+def num(s: str, base: int = 10) -> int | None:
+    try:
+        return int(s, base)
+    except ValueError:
+        return None
+
+
+def fifo_problems(trace: list[list[str]], stim: list[int], cfg: dict) -> list[str]:
+    """Cycle-exact model: outputs depend only on the stored words; push and pop at the edge."""
+    depth, af = cfg["DEPTH"], cfg["AF_THRESH"]
+    if len(trace) != cfg["cycles"]:
+        return [f"DEPTH={depth}: {len(trace)} of {cfg['cycles']} cycles simulated"]
+    queue: list[int] | None = None
+    problems = []
+    for cyc, (row, word) in enumerate(zip(trace, stim, strict=False)):
+        rst, in_valid, out_ready, data = word >> 14 & 1, word >> 13 & 1, word >> 12 & 1, word & 0xFFF
+        if queue is not None and len(row) == 7:
+            want = (int(len(queue) < depth), int(bool(queue)), queue[0] if queue else None, len(queue), int(len(queue) >= af))
+            seen = (bit(row[2]), bit(row[3]), num(row[4], 16), num(row[5]), bit(row[6]))
+            if want[2] is None:
+                seen = (seen[0], seen[1], None, seen[3], seen[4])
+            if seen != want:
+                problems.append(f"DEPTH={depth} cycle {cyc}: in_ready,out_valid,out_data,count,almost_full "
+                                f"expected {want}, seen {seen}")
+        elif queue is not None:
+            problems.append(f"DEPTH={depth} cycle {cyc}: unreadable trace line {row}")
+        if rst:
+            queue = []
+        elif queue is not None:
+            pop = out_ready and bool(queue)
+            push = in_valid and len(queue) < depth
+            if pop:
+                queue.pop(0)
+            if push:
+                queue.append(data)
+        if len(problems) >= 6:
+            break
+    return problems
+
+
+def crc_results(trace: list[list[str]]) -> tuple[list[tuple[str, int | None]], list[str]]:
+    """(results in order, problems of output stability under back-pressure)."""
+    results, unstable = [], []
+    prev = None
+    for row in trace:
+        if len(row) != 9:
+            unstable.append(f"unreadable trace line {row}")
+            continue
+        cyc, s_valid, s_ready, m_valid, m_ready, crc, length, level, af = row
+        if m_valid == "1" and m_ready == "1":
+            results.append((crc.lower(), num(length, 16)))
+        held = prev is not None and prev[3] == "1" and prev[4] == "0"
+        if held and (m_valid != "1" or (crc, length) != (prev[5], prev[6])):
+            unstable.append(f"cycle {cyc}: m_valid/m_crc/m_len changed before m_ready")
+        prev = row
+    return results, unstable
+
+
+def grade(ctx: GradeContext) -> Rubric:
+    r = Rubric()
+    meta = ctx.reference_json("expected.json")
+    rtl_dir = ctx.scratch / "rtl"
+    rtl_dir.mkdir(parents=True, exist_ok=True)
+    rtl, found, source = collect_rtl(ctx, rtl_dir)
+    r.gate("rtl/sync_fifo.v and rtl/crc32_stream.v are readable Verilog files", found)
+
+    # Synthesis: a design Yosys cannot synthesise is not a deliverable (test-bench style code).
+    stat = ctx.scratch / "stat.txt"
+    rc, ylog = run(["yosys", "-q", "-p", f"read_verilog {' '.join(map(str, rtl))}; "
+                    f"synth -top crc32_stream; tee -q -o {stat} stat"], ctx.scratch) if rtl else (1, "no RTL")
+    synth_text = stat.read_text() if rc == 0 and stat.is_file() else ""
+    r.gate("Yosys synthesises crc32_stream", Outcome(
+        bool(synth_text), "synthesised" if synth_text else "yosys failed", seen=tail(ylog)))
+
+    packets = meta["packets"]
+    expected = [(p["crc"], p["len"]) for p in packets]
+    runs = []
+    for i, cfg in enumerate(meta["crc_configs"]):
+        work = ctx.scratch / f"crc{i}"
+        work.mkdir(parents=True, exist_ok=True)
+        for name in ("crc_words.memh", "crc_pace.memh"):
+            (work / name).write_text(ctx.ref(name).read_text())
+        params = {**cfg, "NW": meta["crc_words"], "NC": meta["crc_cycles"], "RESET_CYCLES": meta["reset_cycles"]}
+        vvp, compiled = compile_sim(rtl, TB_CRC, "tb_crc", params, work) if rtl else (None, Outcome(False, "no RTL"))
+        trace = simulate(vvp, "C", work) if vvp else []
+        runs.append((cfg, compiled, trace, crc_results(trace)))
+    r.gate("compiles in the grader's crc32_stream test bench", all_of([(f"DEPTH={c['DEPTH']}", o) for c, o, _, _ in runs]))
+
+    def by_kind(kinds: set[str], field: int | None) -> Outcome:
+        misses = []
+        for cfg, _, _, (results, _) in runs:
+            for n, ((crc, length), p) in enumerate(zip(expected, packets, strict=True)):
+                if p["kind"] not in kinds:
+                    continue
+                seen = results[n] if n < len(results) else None
+                want = (crc, length) if field is None else (crc, length)[field]
+                got = seen if field is None or seen is None else seen[field]
+                if got != want:
+                    misses.append(f"DEPTH={cfg['DEPTH']} packet {n} ({p['len']} bytes): expected {want}, seen {got}")
+        total = sum(p["kind"] in kinds for p in packets) * len(runs)
+        return no_problems(misses, f"{total} results correct and in order", expected=f"{total} results")
+
+    first = runs[0][3][0]
+    full = [n for n, p in enumerate(packets) if p["kind"] == "full"]
+    right = sum(n < len(first) and first[n][0] == expected[n][0] for n in full)
+    r.gate(f"CRC-32 of at least {CRUX_FULL_WORD_SHARE:.0%} of whole-word packets right (default parameters)",
+           Outcome(right >= CRUX_FULL_WORD_SHARE * len(full), f"{right} of {len(full)} right",
+                   expected=f">= {CRUX_FULL_WORD_SHARE * len(full):.0f}", seen=right))
+    r.check("CRC-32 of every whole-word packet, in order, under back-pressure", 2, by_kind({"full"}, 0))
+    r.check("CRC-32 of every packet ending in a partial word (s_keep 0001/0011/0111)", 2, by_kind({"partial"}, 0))
+    r.check("empty packets and keep=0000 tail words: CRC and length", 1, by_kind({"empty"}, None))
+    r.check("m_len of every packet", 1, by_kind({"full", "partial", "empty"}, 1))
+    r.check("m_valid, m_crc, m_len held until m_ready", 1, no_problems(
+        [p for _, _, _, res in runs for p in res[1]], "stable under back-pressure"))
+
+    lo, hi = meta["free_stream_cycles"]
+    stalls = []
+    for cfg, _, trace, _ in runs:
+        for row in trace:
+            if len(row) == 9 and lo <= (num(row[0]) or 0) < hi and row[1] == "1" and row[2] != "1":
+                stalls.append(f"DEPTH={cfg['DEPTH']} cycle {row[0]}: s_ready low with m_ready held high")
+    r.check("sustains one word per clock without back-pressure", 2, no_problems(
+        stalls, f"no stall in cycles {lo}-{hi}" if runs[0][2] else "", expected="s_ready high throughout"))
+
+    r.check("s_ready, level and almost_full agree with the FIFO contract", 1, no_problems(
+        top_flag_problems(runs, meta["reset_cycles"]), "consistent in every cycle"))
+
+    fifo_miss = []
+    for cfg in meta["fifo_configs"]:
+        work = ctx.scratch / f"fifo_{cfg['name']}"
+        work.mkdir(parents=True, exist_ok=True)
+        stim_text = ctx.ref(f"fifo_stim_{cfg['name']}.memh").read_text()
+        (work / "fifo_stim.memh").write_text(stim_text)
+        params = {"DEPTH": cfg["DEPTH"], "AF_THRESH": cfg["AF_THRESH"], "N": cfg["cycles"]}
+        vvp, compiled = compile_sim(rtl, TB_FIFO, "tb_fifo", params, work) if rtl else (None, Outcome(False, "no RTL"))
+        if vvp is None:
+            fifo_miss.append(f"DEPTH={cfg['DEPTH']}: {compiled.message}: {compiled.seen}")
+            continue
+        fifo_miss += fifo_problems(simulate(vvp, "T", work), [int(w, 16) for w in stim_text.split()], cfg)
+    r.check("sync_fifo cycle-exact against the specification at hidden DEPTH/AF_THRESH", 2,
+            no_problems(fifo_miss, "matches the model in every cycle"))
+
+    waivers = re.findall(r"lint_off", source)
+    rc, lint = run(["verilator", "--lint-only", "-Wall", "--top-module", "crc32_stream", *map(str, rtl)],
+                   ctx.scratch) if rtl else (1, "no RTL")
+    r.check("verilator --lint-only -Wall clean, without waivers", 1, all_of([
+        ("lint", Outcome(rc == 0 and "%Warning" not in lint, "clean" if rc == 0 else "warnings", seen=tail(lint))),
+        ("no waivers", Outcome(not waivers, "none" if not waivers else "waiver comments found", seen=waivers[:3])),
+    ]))
+    latches = re.findall(r"\$_?DLATCH\w*|\$_?SR_\w*|\$dlatch\w*", synth_text)
+    latch_msg = "not synthesised" if not synth_text else f"{len(latches)} latch cells" if latches else "no latch cells"
+    r.check("no latch in the synthesised netlist", 1, Outcome(
+        bool(synth_text) and not latches, latch_msg, expected="no $_DLATCH_/$_SR_ cells", seen=sorted(set(latches))))
+    return r
+
+
+def top_flag_problems(runs: list, reset_cycles: int) -> list[str]:
+    problems = []
+    for cfg, _, trace, _ in runs:
+        depth, af, prev = cfg["DEPTH"], cfg["AF_THRESH"], None
+        for row in trace:
+            if len(row) != 9 or num(row[0]) is None or num(row[0]) < reset_cycles:
+                continue
+            level = num(row[7])
+            want_ready, want_af = (level is not None and level < depth), (level is not None and level >= af)
+            if level is None or level > depth or (row[2] == "1") != want_ready or (row[8] == "1") != want_af:
+                problems.append(f"DEPTH={depth} cycle {row[0]}: level {row[7]}, s_ready {row[2]}, almost_full {row[8]}")
+            elif prev is not None and num(prev[7]) is not None:
+                pushed = prev[1] == "1" and prev[2] == "1"
+                if level - num(prev[7]) not in ((0, 1) if pushed else (-1, 0)):
+                    problems.append(f"DEPTH={depth} cycle {row[0]}: level {prev[7]} -> {row[7]}, push {int(pushed)}")
+            prev = row
+            if len(problems) >= 6:
+                return problems
+    return problems
