@@ -1,0 +1,7 @@
+"""semverkit: Semantic Versioning 2.0.0 versions and npm-style ranges, in pure Python."""
+
+from semverkit.ranges import InvalidRange, Range, satisfies
+from semverkit.version import InvalidVersion, Version
+
+__version__ = "2.3.1"
+__all__ = ["InvalidRange", "InvalidVersion", "Range", "Version", "satisfies"]
