@@ -28,6 +28,8 @@ RETIRED_QUBIT = 23            # flagged out of service; its stale calibration lo
 RETIRED_EDGE = (18, 21)       # coupler flagged out of service; stale error looks excellent
 BAD_READOUT = 16              # readout resonator failing: gates fine, measurement not
 REF_SEEDS = range(10)
+# The bar is 0.9 x the reference: one noise-aware level-2 or level-3 compile with any seed clears it on
+# >= 98 % of circuits (seeds 0-199), a connectivity-only compile on 12-24 %.
 
 
 def backend(rng: random.Random) -> dict:
@@ -140,7 +142,7 @@ def main() -> None:
     (out / "reference").mkdir(parents=True, exist_ok=True)
     (out / "inputs" / "backend.json").write_text(json.dumps(b, indent=1) + "\n")
     target = target_of(b)
-    ref = {"canary": CANARY, "threshold_fraction": 0.95, "circuits": {}}
+    ref = {"canary": CANARY, "threshold_fraction": 0.9, "circuits": {}}
     for name, c in circs.items():
         (out / "inputs" / "circuits" / f"{name}.qasm").write_text(qasm3.dumps(c) + "\n")
         best = max(esp(transpile(c, target=target, optimization_level=3, seed_transpiler=s), b) for s in REF_SEEDS)

@@ -8,7 +8,9 @@ measures each classical bit (an isometry: ancilla qubits start in |0> and must e
 Tolerances (and why):
 - equivalence: process fidelity >= 1 - 1e-6; compilers synthesise angles in double precision,
   so a valid circuit is equivalent to ~1e-12, while any wrong layout or gate is off by O(1);
-- success probability: >= 0.95 x the reference flow's, the bar stated in the instruction;
+- success probability: >= 0.9 x the reference flow's (best of ten seeds), the bar stated in the instruction;
+  one noise-aware level-2 or level-3 compile clears it with >= 98 % of seeds (0-199), so a valid
+  single compilation is not failed for its seed, while a connectivity-only one clears it on 12-24 %;
 - reported ESP: 1e-3 relative, four significant figures or more;
 - ECR counts: exact.
 """
@@ -165,11 +167,39 @@ def success_probability(ops, backend):
     return p
 
 
+def genuine(op, cache):
+    """Whether an op named like a native gate is that gate: a file may define its own `ecr` (Qiskit's
+    OpenQASM 3 exporter does) or, without stdgates.inc, its own `rz`, with any body."""
+    import numpy as np
+    from qiskit.circuit.library import ECRGate, RZGate, SXGate, XGate
+    from qiskit.quantum_info import Operator
+
+    try:
+        params = tuple(float(p) for p in op.params)
+    except (TypeError, ValueError):  # unbound parameters
+        return False
+    key = (op.name, params, op.num_qubits)
+    if key not in cache:
+        arity = {"rz": (1, 1), "sx": (0, 1), "x": (0, 1), "ecr": (0, 2)}[op.name]
+        if (len(params), op.num_qubits) != arity or not all(map(math.isfinite, params)):
+            cache[key] = False
+        else:
+            std = {"rz": lambda: RZGate(params[0]), "sx": SXGate, "x": XGate, "ecr": ECRGate}[op.name]()
+            try:
+                got = np.asarray(Operator(op).data)
+            except Exception:  # a body Qiskit cannot turn into a matrix
+                cache[key] = False
+            else:  # equal up to a global phase, to double precision
+                want = np.asarray(Operator(std).data)
+                cache[key] = bool(abs(np.vdot(want, got)) / want.shape[0] >= 1 - 1e-9)
+    return cache[key]
+
+
 def hardware_problems(ops, backend):
     n = backend["num_qubits"]
     live = {q["qubit"] for q in backend["qubits"] if q["operational"]}
     native = {(e["control"], e["target"]) for e in backend["ecr"] if e["operational"]}
-    basis, edges = [], []
+    basis, edges, cache = [], [], {}
     for op, qs, _ in ops:
         if op.name in FREE:
             continue
@@ -177,6 +207,8 @@ def hardware_problems(ops, backend):
             edges.append(f"{op.name} on {qs}: not an in-service qubit")
         if op.name not in BASIS | {"measure"}:
             basis.append(op.name)
+        elif op.name in BASIS and not genuine(op, cache):
+            basis.append(f"{op.name} (defined as another operation)")
         elif op.name == "ecr" and qs not in native:
             edges.append(f"ecr {qs}: not a native in-service direction")
     return sorted(set(basis)), list(dict.fromkeys(edges))
@@ -198,6 +230,7 @@ def grade(ctx: GradeContext) -> Rubric:
     r.gate("layout.json parses as a JSON object", layout_ok)
 
     from qiskit import qasm3
+    from qiskit.exceptions import QiskitError
 
     results = {}
     for name in names:
@@ -210,7 +243,7 @@ def grade(ctx: GradeContext) -> Rubric:
             isinstance(v, int) and not isinstance(v, bool) for v in initial) else None
         try:
             fid, note = equivalence(original, circ, initial) if circ is not None else (None, "no circuit")
-        except (ValueError, TypeError, KeyError, AttributeError) as e:  # ops the simulator cannot apply
+        except (ValueError, TypeError, KeyError, AttributeError, QiskitError) as e:  # ops the simulator cannot apply
             fid, note = None, f"cannot simulate: {type(e).__name__}: {e}"[:200]
         basis, edges = hardware_problems(ops, backend)
         _, meas, _ = strip_measurements(ops)
@@ -246,7 +279,7 @@ def grade(ctx: GradeContext) -> Rubric:
         want = ref["circuits"][n]["reference_esp"] * ref["threshold_fraction"]
         x = results[n]
         ok = n in runnable and x["esp"] >= want
-        r.check(f"{n}: estimated success probability >= 0.95 x reference", 2,
+        r.check(f"{n}: estimated success probability >= 0.9 x reference", 3,
                 Outcome(ok, f"ESP {x['esp']:.4f} vs bar {want:.4f}" if n in runnable else "not a runnable equivalent circuit",
                         expected=round(want, 6), seen=round(x["esp"], 6)))
 
