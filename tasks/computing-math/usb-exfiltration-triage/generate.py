@@ -308,7 +308,7 @@ def main() -> None:
     for i in range(4):
         (inputs / "evidence" / f"HPW-USB-01.{i + 1:03d}").write_bytes(image[i * SEGMENT:(i + 1) * SEGMENT])
     sha, md5 = hashlib.sha256(image).hexdigest(), hashlib.md5(image).hexdigest()
-    custody = CUSTODY.format(sha=sha, md5=md5, seized=SEIZED, acquired=ACQUIRED_UTC.replace("T", " ").rstrip("Z"))
+    custody = CUSTODY.format(sha=sha, md5=md5, seized=SEIZED, acquired=ACQUIRED_UTC[11:16])
     (inputs / "chain_of_custody.txt").write_text(custody)
 
     files = {}
@@ -353,7 +353,7 @@ Item 01   USB flash drive, 2.5 MB (promotional stick, blue), label "HPW"
 Transfers
   2026-03-14 07:00 local   J. Ortega      seized, bagged, seal HPW-S-0418
   2026-03-14 08:10 local   J. Ortega -> M. Lindqvist (Forensics Lab), seal intact
-  2026-03-14 {acquired} UTC  M. Lindqvist   acquisition started (raw/dd, hardware write blocker
+  2026-03-14 {acquired} UTC     M. Lindqvist   acquisition started (raw/dd, hardware write blocker
                                            WB-3), segmented: HPW-USB-01.001 ... HPW-USB-01.004
 
 Acquisition hashes, computed by the imager over the whole acquired image (all segments):
