@@ -36,6 +36,8 @@ CASES = [  # id, title, basis, load factors (x fwd, y right, z up) on the engine
 ]
 CRIT_LR = math.pi * math.sqrt(2 * E_KSI / FCY_KSI)  # Johnson-Euler transition slenderness
 FACTOR = {c[0]: (1.0 if c[2] == "ultimate" else FS) for c in CASES}
+# The grader's own step appended to the agent's deck: this force (N) at the CG node alone.
+PROBE_N = [2000.0, 3000.0, -10000.0]
 
 
 def solve(a: list[list[float]], b: list[float]) -> list[float]:
@@ -200,11 +202,13 @@ def main() -> None:
         "The engine crankcase is far stiffer than the mount: the engine may be taken as a rigid body\n"
         "tying the four pads to its CG. Firewall pickups are pinned to the firewall fittings.\n")
     res = g["res"]
+    probe = analyse(g["nodes"], {"probe": [*PROBE_N, 0.0, 0.0, 0.0]})["cases"]["probe"]["u"]
     ref = {
         "canary": CANARY,
         "cases": [c[0] for c in CASES],
         "displacements_mm": {c: {str(n): [round(v, 7) for v in u] for n, u in res["cases"][c]["u"].items()}
                              for c in res["cases"]},
+        "probe": {"force_N": PROBE_N, "displacements_mm": {str(n): [round(v, 7) for v in u] for n, u in probe.items()}},
         "forces_N": {c: {str(m + 1): round(f, 4) for m, f in enumerate(res["cases"][c]["forces"])} for c in res["cases"]},
         "margins": {str(r["member"]): {k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items() if k != "member"}
                     for r in g["rows"]},

@@ -1,8 +1,11 @@
 """Grader for engine-mount-truss-margins.
 
-The crux is the finite-element model: the grader runs CalculiX on the agent's own deck and
-compares the printed pad displacements of every load case with the reference, which
-generate.py solved by the direct stiffness method (another route than the oracle's ccx run).
+The crux is the finite-element model: the grader runs CalculiX on the agent's own deck, with
+its own *NODE PRINT of the pad nodes appended to each step (so the agent's print requests,
+increments and set names do not matter) and one step of its own after the last: a force at the
+CG node alone, which a deck that merely reproduces displacements (prescribed pads, tuned springs)
+does not answer. The pad displacements at the end of every step are compared with the reference,
+which generate.py solved by the direct stiffness method (another route than the oracle's ccx run).
 Units (lbf, lbf.in, inch tube callouts, ksi), areas, supports, the rigid engine and its moments all show
 in these displacements, so a wrong model fails the gate; the member forces, allowables and
 margins are weighted checks against the same reference.
@@ -18,6 +21,7 @@ of the reference is within 0.01 of zero).
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -43,69 +47,103 @@ GEO_REL, LOAD_REL, LOAD_ABS, MS_ABS = 2e-3, 3e-3, 2.0, 0.01
 MARGIN_COLUMNS = ["member", "tube", "length_mm", "area_mm2", "slenderness", "P_tension_N", "P_compression_N",
                   "allow_tension_N", "allow_compression_N", "ms_tension", "ms_compression", "ms_min", "critical_case"]
 PADS = ["5", "6", "7", "8"]
+CG = 9
 
 
-def run_deck(ctx: GradeContext) -> tuple[list[dict[str, list[float]]], Outcome]:
-    """Run ccx on a copy of mount.inp; the pad displacements printed, one dict per step."""
+STEP = re.compile(r"^\s*\*(?!\*)\s*STEP\b", re.I | re.M)
+END_STEP = re.compile(r"^\s*\*(?!\*)\s*END\s*STEP\b", re.I | re.M)
+SET = "LXPAD"  # the grader's own pad sets: LXPAD1.. for the agent's steps, LXPADP for the probe
+BLOCK = re.compile(r"displacements \(vx,vy,vz\) for set (\S+) and time")
+
+
+def instrumented(text: str, probe_n: list[float]) -> tuple[str | None, int]:
+    """The deck with the grader's own pad print at the end of each step, and a last step of its
+    own: the probe force at the CG node alone (a deck that only reproduces displacements, by
+    prescribed pads or tuned springs, does not answer it)."""
+    ends = list(END_STEP.finditer(text))
+    first = STEP.search(text)
+    if not ends or first is None:
+        return None, 0
+    pads = ", ".join(PADS)
+    out, last = [], 0
+    for k, m in enumerate(ends, start=1):
+        out += [text[last:m.start()], f"*NODE PRINT, NSET={SET}{k}\nU\n"]
+        last = m.start()
+    out.append(text[last:].rstrip("\n") + "\n")
+    probe = ["*STEP", "*STATIC", "*CLOAD, OP=NEW", *[f"{CG}, {d + 1}, {v:g}" for d, v in enumerate(probe_n) if v],
+             f"*NODE PRINT, NSET={SET}P", "U", "*END STEP", ""]
+    sets = "".join(f"*NSET, NSET={SET}{k}\n{pads}\n" for k in [*range(1, len(ends) + 1), "P"])
+    body = "".join(out)
+    at = first.start()
+    return body[:at] + sets + body[at:] + "\n".join(probe), len(ends)
+
+
+def run_deck(ctx: GradeContext, probe_n: list[float]) -> tuple[dict[str, dict[str, list[float]]], int, Outcome]:
+    """Run ccx on the instrumented mount.inp; per grader set (step number or "P"), the pad
+    displacements of its last block (the end of the step, whatever the increments)."""
     text, ok = read_text(ctx.out("mount.inp"))
     if text is None:
-        return [], ok
+        return {}, 0, ok
+    deck, n_steps = instrumented(text, probe_n)
+    if deck is None:
+        return {}, 0, Outcome(False, "mount.inp has no *STEP ... *END STEP")
     work = ctx.scratch / "ccx"
     work.mkdir(exist_ok=True)
-    (work / "mount.inp").write_text(text)
+    (work / "mount.inp").write_text(deck)
     if shutil.which("ccx") is None:
-        return [], Outcome(False, "ccx is not installed in the grading environment")
+        return {}, 0, Outcome(False, "ccx is not installed in the grading environment")
     try:
         proc = subprocess.run(["ccx", "-i", "mount"], cwd=work, capture_output=True, timeout=120)
     except (subprocess.TimeoutExpired, OSError) as e:
-        return [], Outcome(False, f"ccx did not finish: {e}")
+        return {}, 0, Outcome(False, f"ccx did not finish: {e}")
     dat = work / "mount.dat"
     log = (proc.stdout or b"").decode(errors="replace")
     if proc.returncode != 0 or not dat.is_file() or "*ERROR" in log:
         tail = log[log.find("*ERROR"):][:300] if "*ERROR" in log else log[-300:]
-        return [], Outcome(False, f"ccx failed on mount.inp (exit {proc.returncode}): {tail}")
-    steps: list[dict[str, list[float]]] = []
-    in_disp = False
+        return {}, n_steps, Outcome(False, f"ccx failed on mount.inp (exit {proc.returncode}): {tail}")
+    blocks: dict[str, dict[str, list[float]]] = {}
+    cur: dict[str, list[float]] | None = None
     for line in dat.read_text(errors="replace").splitlines():
         s = line.strip()
-        if s.startswith("displacements"):
-            steps.append({})
-            in_disp = True
+        head = BLOCK.match(s)
+        if head:
+            name = head.group(1).upper()
+            cur = blocks[name[len(SET):]] = {} if name.startswith(SET) else None
         elif s and not s[0].isdigit():
-            in_disp = False
-        elif in_disp and s:
+            cur = None
+        elif cur is not None and s:
             f = s.split()
             nums = [as_number(v) for v in f[1:4]]
-            if len(f) == 4 and f[0] in PADS and None not in nums and f[0] not in steps[-1]:
-                steps[-1][f[0]] = nums
-    return steps, Outcome(True, f"ccx ran; {len(steps)} displacement blocks")
+            if len(f) == 4 and f[0] in PADS and None not in nums:
+                cur[f[0]] = nums
+    return blocks, n_steps, Outcome(True, f"ccx ran; {n_steps} steps")
 
 
-def displacement_gate(steps: list[dict[str, list[float]]], ran: Outcome, ref: dict) -> Outcome:
+def compare(got: dict[str, list[float]] | None, want: dict[str, list[float]], label: str) -> list[tuple[str, Outcome]]:
+    scale = max(abs(v) for u in want.values() for v in u)
+    return [(f"{label} node {n}", all_of([near((got or {}).get(n, [None] * 3)[i], want[n][i], abs=DISP_REL * scale)
+                                           for i in range(3)])) for n in PADS]
+
+
+def displacement_gate(blocks: dict[str, dict[str, list[float]]], n_steps: int, ran: Outcome, ref: dict) -> Outcome:
     if not ran.passed:
         return ran
     cases = ref["cases"]
-    steps = [s for s in steps if s]  # blocks for other node sets print no pad
-    if len(steps) < len(cases):
-        return Outcome(False, f"{len(steps)} steps print pad displacements, {len(cases)} load cases",
-                       expected=len(cases), seen=len(steps))
+    if n_steps < len(cases):
+        return Outcome(False, f"{n_steps} steps, {len(cases)} load cases", expected=len(cases), seen=n_steps)
     parts = []
-    for case, got in zip(cases, steps, strict=False):
-        want = ref["displacements_mm"][case]
-        scale = max(abs(v) for u in want.values() for v in u)
-        for n in PADS:
-            g = got.get(n)
-            parts.append((f"{case} node {n}", all_of([
-                near(g[i] if g else None, want[n][i], abs=DISP_REL * scale) for i in range(3)])))
+    for k, case in enumerate(cases, start=1):
+        parts += compare(blocks.get(str(k)), ref["displacements_mm"][case], case)
+    parts += compare(blocks.get("P"), ref["probe"]["displacements_mm"], "grader's probe step (CG force only)")
     return all_of(parts)
 
 
 def grade(ctx: GradeContext) -> Rubric:
     r = Rubric()
     ref = ctx.reference_json("expected.json")
-    steps, ran = run_deck(ctx)
-    r.gate("CalculiX runs mount.inp and its pad displacements match the reference in every load case",
-           displacement_gate(steps, ran, ref))
+    blocks, n_steps, ran = run_deck(ctx, ref["probe"]["force_N"])
+    r.gate("CalculiX runs mount.inp; pad displacements match the reference in every load case and the probe step",
+           displacement_gate(blocks, n_steps, ran, ref))
 
     forces, fok = load_csv(ctx.out("member_forces.csv"), required_columns=["case", "member", "axial_N"])
     by = rows_by(forces, lambda row: (row["case"], str(int(float(row["member"])))))
