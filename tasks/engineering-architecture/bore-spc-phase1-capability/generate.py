@@ -3,7 +3,8 @@
 A CNC boring operation sampled every 30 minutes (30 subgroups of 5) on one day. Hidden in the
 records: one subgroup measured on an inch bore gauge, one subgroup keyed twice, one digit-slip
 data-entry error, a tool-wear drift whose later subgroups only signal once the first signals are
-removed, and a logged coolant event on a subgroup that never signals (not to be removed).
+removed (the tool check logs a suspect window from one sample before the drift, which never
+signals), and a logged coolant event on a subgroup that never signals (neither to be removed).
 """
 
 import argparse
@@ -94,6 +95,10 @@ def draw(rng: random.Random) -> dict | None:
         return None
     if set(signals(rows, sorted(set(rows) - set(removed)), limits(rows, sorted(set(rows) - set(removed))))):
         return None
+    # The tool check's suspect window starts at the last good check, a sample before the drift:
+    # that sample never signals, so removing the logged window wholesale is not Phase I.
+    if phase1(rows, caused | {d0 - 1})[1] != removed:
+        return None
     keep = sorted(set(rows) - set(removed))
     base = limits(rows, keep)
     # The duplicated subgroup: the retained one that moves the limits most when counted twice.
@@ -141,8 +146,8 @@ def write_inputs(out: Path, g: dict) -> None:
          f"QA audit: one reading on the {t[g['slip']]} sample sheet does not match the part traveller "
          "(keying error); the original reading cannot be recovered"),
         (times[d[-1]] + timedelta(minutes=12), "B",
-         f"Tool check: boring insert T12 found with a chipped edge (last good check {hm(times[d[0]] - timedelta(minutes=15))}); "
-         f"samples {t[d[0]]} to {t[d[-1]]} suspect; insert replaced, offset reset"),
+         f"Tool check: boring insert T12 found with a chipped edge (last good check {hm(times[d[0] - 1] - timedelta(minutes=15))}); "
+         f"samples {t[d[0] - 1]} to {t[d[-1]]} suspect; insert replaced, offset reset"),
         (datetime(2026, 3, 9, 18, 40), "B", "Routine AG-02 check on master ring 25.0000 mm, OK (battery replaced at 08:20)"),
     ]
     log.sort(key=lambda e: e[0])
@@ -168,7 +173,7 @@ def main() -> None:
     # The study's data in mm: the inch subgroup converted from its recorded (rounded) readings.
     rows = dict(g["rows"])
     rows[g["inch"]] = [round(x / INCH / 0.00005) * 0.00005 * INCH for x in rows[g["inch"]]]
-    trial, removed, passes = phase1(rows, {g["slip"], g["cool"], *g["drift"]})
+    trial, removed, passes = phase1(rows, {g["slip"], g["cool"], *g["drift"], min(g["drift"]) - 1})
     keep = sorted(set(rows) - set(removed))
     write_inputs(out, g)
     ref = {
@@ -179,7 +184,8 @@ def main() -> None:
         "excluded_subgroups": removed,
         "exclusion_passes": passes,
         "traps": {"inch_subgroup": g["inch"], "duplicated_subgroup": g["dup"], "digit_slip_subgroup": g["slip"],
-                  "logged_but_in_control": g["cool"], "drift_subgroups": sorted(g["drift"])},
+                  "logged_but_in_control": g["cool"], "drift_subgroups": sorted(g["drift"]),
+                  "logged_suspect_window": list(range(min(g["drift"]) - 1, max(g["drift"]) + 1))},
         "limits": {k: round(v, 7) for k, v in limits(rows, keep).items()},
         "capability": {k: round(v, 6) for k, v in capability(rows, keep).items()},
         "data": {str(k): [round(x, 6) for x in rows[k]] for k in sorted(rows)},

@@ -10,8 +10,8 @@ subgroup or skips the cleaning is off by far more). The precise comparisons are 
 Tolerances: limits and sigmas 2e-5 mm (5-decimal rounding is 5e-6, the 3-decimal constants
 A2 = 0.577 vs 0.5768 move a limit by ~1e-6, inch readings converted with 0.001 mm rounding move
 the centre line by < 4e-6); Cp-type indices 0.005 (the sigmas' tolerance is < 1 % of them, the
-3-decimal rounding allowed is 5e-4); ppm 3 % or 2 ppm (its tail sensitivity to the rounded
-sigma); measurements 6e-4 mm (an inch reading converted and rounded to the 0.001 mm of the
+3-decimal rounding allowed is 5e-4); ppm 5 % or 2 ppm (the tail at z = 3.7 moves ~15 % per
+1 % of sigma: the 5-decimal sigma and centre line allowed move it by up to ~4 %); measurements 6e-4 mm (an inch reading converted and rounded to the 0.001 mm of the
 air gauge).
 """
 
@@ -38,10 +38,12 @@ LIMIT_KEYS = ["xbar_CL", "xbar_UCL", "xbar_LCL", "R_CL", "R_UCL", "R_LCL"]
 CAP_KEYS = ["sigma_within", "sigma_overall", "Cp", "Cpk", "Pp", "Ppk", "ppm_expected"]
 X_COLS = ["x1", "x2", "x3", "x4", "x5"]
 LIM_TOL, IDX_TOL, X_TOL, CL_GATE = 2e-5, 0.005, 6e-4, 1e-3
-PPM_REL, PPM_ABS = 0.03, 2.0
+PPM_REL, PPM_ABS = 0.05, 2.0
 # The liveness probe: x -> PIVOT + SCALE (x - PIVOT) + SHIFT.
 PIVOT, SCALE, SHIFT = 25.0, 2.0, 0.004
-PROBE_TOL = 1e-6  # LibreOffice computes in double precision: the map is exact to ~1e-12
+# The map is exact in double precision, but a workbook may round its limits and sigmas to the
+# 5 decimals accepted (5e-6 after the edit, twice 5e-6 before it); pasted values miss by > 2e-3.
+PROBE_TOL = LIM_TOL
 
 
 def sheet(wb, name: str):

@@ -38,12 +38,13 @@ def read_study(inputs: Path, mistake: str) -> tuple[dict[int, list[float]], dict
     return rows, times
 
 
-def caused(inputs: Path, times: dict[int, str]) -> set[int]:
+def caused(inputs: Path, times: dict[int, str], spans_only: bool = False) -> set[int]:
     out = set()
     for r in csv.DictReader(open(inputs / "shift_log.csv")):
         if not CAUSE.search(r["entry"]):
             continue
-        spans = [(a, b) for a, b in SPAN.findall(r["entry"])] + [(a, a) for a in ONE.findall(r["entry"])]
+        spans = [(a, b) for a, b in SPAN.findall(r["entry"])]
+        spans += [] if spans_only else [(a, a) for a in ONE.findall(r["entry"])]
         out |= {k for k, t in times.items() for a, b in spans if a <= t <= b}
     return out
 
@@ -56,11 +57,13 @@ def signals(rows: dict[int, list[float]], keep: list[int]) -> list[int]:
             or not c["D3"] * rb <= max(rows[k]) - min(rows[k]) <= c["D4"] * rb]
 
 
-def phase1(rows: dict[int, list[float]], cause: set[int], mistake: str) -> tuple[list[int], list[int]]:
+def phase1(rows: dict[int, list[float]], cause: set[int], mistake: str, window: set[int]) -> tuple[list[int], list[int]]:
     keep = sorted(rows)
     trial = signals(rows, keep)
     if mistake == "all-data":
         return trial, []
+    if mistake == "whole-window":  # the trial signals with a cause, and the logged suspect window wholesale
+        return trial, sorted({k for k in trial if k in cause} | window)
     while drop := [k for k in signals(rows, keep) if k in cause]:
         keep = [k for k in keep if k not in drop]
         if mistake == "one-pass":
@@ -115,10 +118,10 @@ def main() -> None:
     ap.add_argument("workbook", type=Path)
     ap.add_argument("decisions", type=Path)
     ap.add_argument("--mistake", default="", choices=["", "one-pass", "all-data", "symmetric-spec", "overall-sigma-cpk",
-                                                   "exclude-all-logged", "duplicate-kept"])
+                                                   "exclude-all-logged", "duplicate-kept", "whole-window"])
     a = ap.parse_args()
     rows, times = read_study(a.inputs, a.mistake)
-    trial, excluded = phase1(rows, caused(a.inputs, times), a.mistake)
+    trial, excluded = phase1(rows, caused(a.inputs, times), a.mistake, caused(a.inputs, times, spans_only=True))
     write_workbook(a.workbook, rows, excluded, a.mistake)
     a.decisions.write_text(json.dumps({"n_subgroups": len(rows), "trial_signals": trial,
                                        "excluded_subgroups": excluded}))
