@@ -25,8 +25,9 @@ Issue 4. Applies to every structural drawing sent to the die shop.
 (`$INSUNITS` = 4, millimetres).
 
 1.2 The blank is drawn as seen from the print side (the outside of the carton), with the
-panel run horizontal, the glue flap at the left, and the lower-left corner of the blank's
-bounding box at (0, 0).
+panel run horizontal, the glue flap at the left, the carton's top towards the top of the
+sheet (+Y), and the lower-left corner of the blank's bounding box at (0, 0). A blank drawn
+from the inside, or turned over, is a mirror image: the die would cut the carton inside out.
 
 1.3 Layers: `CUT` holds the cutting rule and nothing else; `CREASE` holds the creasing
 rule and nothing else. Annotations and dimensions, if any, go on `DIM` and are ignored by
