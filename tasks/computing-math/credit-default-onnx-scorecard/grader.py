@@ -19,12 +19,15 @@ from __future__ import annotations
 import csv
 import json
 import math
+from pathlib import Path
 
 from lastexam.grading import GradeContext, Outcome, Rubric, equal, get, load_json, near, same_set
 
 CRUX_AUC = 0.69  # ranks risk on the application: a constant or the bureau score alone (0.66) stays below
 ONNX_TYPES = {"float": "tensor(float)", "int64": "tensor(int64)", "string": "tensor(string)"}
 MAX_BYTES = 200_000_000
+CHILD_SECONDS = 300  # three scorings of 5,000 rows take seconds for any sensible model
+CHILD_MEMORY_MB = 2500
 
 
 def load_test(ctx: GradeContext):
@@ -48,38 +51,117 @@ def feed(np, schema, rows, override=None):
     return arrays
 
 
-def open_model(ctx: GradeContext, schema):
-    """(session, predict) or an Outcome saying why the model cannot score the schema."""
-    path = ctx.out("model.onnx")
-    if not path.is_file():
-        return None, Outcome(False, "model.onnx is missing or not a file")
-    if path.stat().st_size > MAX_BYTES:
-        return None, Outcome(False, "model.onnx is larger than 200 MB")
+def external_tensors(model) -> list[str]:
+    """Names of the tensors whose data the file points to elsewhere (initializers, node attributes, subgraphs)."""
+    from onnx import AttributeProto, TensorProto
+
+    found: list[str] = []
+
+    def tensor(t) -> None:
+        if t.data_location == TensorProto.EXTERNAL or len(t.external_data):
+            found.append(t.name or "(unnamed)")
+
+    def graph(g) -> None:
+        for t in g.initializer:
+            tensor(t)
+        for st in g.sparse_initializer:
+            tensor(st.values)
+            tensor(st.indices)
+        for node in g.node:
+            nodes(node.attribute)
+
+    def nodes(attrs) -> None:
+        for a in attrs:
+            if a.type == AttributeProto.TENSOR:
+                tensor(a.t)
+            elif a.type == AttributeProto.TENSORS:
+                for t in a.tensors:
+                    tensor(t)
+            elif a.type == AttributeProto.SPARSE_TENSOR:
+                tensor(a.sparse_tensor.values)
+            elif a.type == AttributeProto.GRAPH:
+                graph(a.g)
+            elif a.type == AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    graph(sub)
+
+    graph(model.graph)
+    for f in model.functions:
+        for node in f.node:
+            nodes(node.attribute)
+    return found
+
+
+def run_model(path: str, feeds: dict) -> dict:
+    """In the child process: the model's signature and its p_default for each feed, or why not."""
     try:
+        import onnx
         import onnxruntime as ort
 
+        ext = external_tensors(onnx.load(path, load_external_data=False))
+        if ext:
+            return {"error": f"model.onnx is not self-contained: tensor(s) {ext[:3]} point to external data files"}
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         so.inter_op_num_threads = 1
-        sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-    except Exception as e:  # onnxruntime raises its own and several other types on bad files
-        return None, Outcome(False, f"model.onnx does not load in ONNX Runtime: {type(e).__name__}: {e}"[:300])
-    seen = {i.name: i.type for i in sess.get_inputs()}
+        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnx and onnxruntime raise their own and several other types on bad files
+        return {"error": f"model.onnx does not load in ONNX Runtime: {type(e).__name__}: {e}"[:300]}
+    res = {"inputs": {i.name: i.type for i in sess.get_inputs()}, "outputs": [o.name for o in sess.get_outputs()], "runs": {}}
+    if "p_default" not in res["outputs"]:
+        return res
+    for name, arrays in feeds.items():
+        try:
+            out = sess.run(["p_default"], arrays)[0]
+            res["runs"][name] = [float(v) for v in out.reshape(-1)]
+        except Exception as e:  # a graph that fails on these inputs (unknown category, missing value)
+            res["runs"][name] = f"scoring failed: {type(e).__name__}: {e}"[:300]
+    return res
+
+
+def score_isolated(ctx: GradeContext, feeds: dict) -> dict:
+    """run_model in a child process with a memory and time cap, so that a hostile graph (memory bomb,
+    endless Loop, a crash inside ONNX Runtime) fails its gate instead of taking the grader down."""
+    import pickle
+    import subprocess
+    import sys
+    import tempfile
+
+    path = ctx.out("model.onnx")
+    if not path.is_file():
+        return {"error": "model.onnx is missing or not a file"}
+    if path.stat().st_size > MAX_BYTES:
+        return {"error": "model.onnx is larger than 200 MB"}
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "feeds.pkl").write_bytes(pickle.dumps(feeds))
+        try:
+            done = subprocess.run([sys.executable, "-S", "-B", __file__, str(path), tmp], cwd=tmp, timeout=CHILD_SECONDS,
+                                  capture_output=True, text=True)
+        except subprocess.TimeoutExpired:
+            return {"error": f"scoring the model took more than {CHILD_SECONDS} s"}
+        result = Path(tmp) / "result.json"
+        if done.returncode != 0 or not result.is_file():
+            return {"error": f"ONNX Runtime ended abnormally (exit {done.returncode}; memory cap {CHILD_MEMORY_MB} MB): "
+                             f"{done.stderr[-200:]}"}
+        return json.loads(result.read_text())
+
+
+def check_signature(res: dict, schema) -> Outcome:
+    if "error" in res:
+        return Outcome(False, res["error"])
     want = {c["name"]: ONNX_TYPES[c["type"]] for c in schema}
-    outs = [o.name for o in sess.get_outputs()]
-    if seen != want or "p_default" not in outs:
-        return None, Outcome(False, "the model's inputs or outputs differ from the scoring schema",
-                             expected={"inputs": want, "output": "p_default"}, seen={"inputs": seen, "outputs": outs})
-    return sess, Outcome(True, f"{len(seen)} inputs as in the schema, output p_default")
+    if res["inputs"] != want or "p_default" not in res["outputs"]:
+        return Outcome(False, "the model's inputs or outputs differ from the scoring schema",
+                       expected={"inputs": want, "output": "p_default"}, seen={"inputs": res["inputs"], "outputs": res["outputs"]})
+    return Outcome(True, f"{len(want)} inputs as in the schema, output p_default")
 
 
-def predict(np, sess, arrays, n):
-    """The p_default vector, or None with the reason."""
-    try:
-        out = sess.run(["p_default"], arrays)[0]
-        p = np.asarray(out, dtype=np.float64).reshape(-1)
-    except Exception as e:  # a graph that fails on these inputs (unknown category, missing value)
-        return None, f"scoring failed: {type(e).__name__}: {e}"[:300]
+def predict(np, res: dict, name: str, n: int):
+    """The p_default vector of one feed, or None with the reason."""
+    run = res.get("runs", {}).get(name, "no model")
+    if isinstance(run, str):
+        return None, run
+    p = np.asarray(run, dtype=np.float64)
     if p.shape[0] != n:
         return None, f"p_default has {p.shape[0]} values for {n} rows"
     if not np.all(np.isfinite(p)) or p.min() < 0 or p.max() > 1:
@@ -121,9 +203,14 @@ def grade(ctx: GradeContext) -> Rubric:
     y = np.array([float(x["default_12m"]) for x in rows])
     p_true = np.array([float(x["p_true"]) for x in rows])
 
-    sess, ok = open_model(ctx, schema)
+    ids = [x["application_id"] for x in rows]
+    # Identifiers both reordered and moved to another range: a model using them in any way changes.
+    other_ids = [str(int(v) + 7_000_003) for v in ids[::-1]]
+    res = score_isolated(ctx, {"hidden": feed(np, schema, rows), "collections": feed(np, schema, rows, {"collections_flag": ["1"] * n}),
+                               "ids": feed(np, schema, rows, {"application_id": other_ids})})
+    ok = check_signature(res, schema)
     r.gate("model.onnx loads in ONNX Runtime with exactly the scoring schema's inputs and a p_default output", ok)
-    p, why = predict(np, sess, feed(np, schema, rows), n) if sess is not None else (None, "no model")
+    p, why = predict(np, res, "hidden", n) if ok.passed else (None, "no model")
     r.gate("the model scores every application of the hidden quarter with p_default in [0, 1]",
            Outcome(p is not None, why or f"{n} scores", expected=f"{n} probabilities"))
     a = auc(np, p, y) if p is not None else None
@@ -145,20 +232,17 @@ def grade(ctx: GradeContext) -> Rubric:
     r.check("expected calibration error against the true probabilities (10 equal-count bins) <= 0.03", 2,
             Outcome(ece <= 0.03, f"ECE {ece:.4f}", expected="<= 0.03", seen=round(ece, 5) if math.isfinite(ece) else None))
 
-    def invariance(col, values):
-        if sess is None:
+    def invariance(name):
+        if not ok.passed:
             return Outcome(False, "no model")
-        q, why2 = predict(np, sess, feed(np, schema, rows, {col: values}), n)
+        q, why2 = predict(np, res, name, n)
         if q is None:
             return Outcome(False, why2)
         d = float(np.max(np.abs(q - p)))
         return Outcome(d <= 1e-5, f"largest change {d:.3g}", expected="<= 1e-5", seen=d)
 
-    r.check("post-outcome collections_flag has no effect (set to 1 for every application)", 2,
-            invariance("collections_flag", ["1"] * n))
-    ids = [x["application_id"] for x in rows]
-    r.check("application_id has no effect (identifiers shuffled)", 1,
-            invariance("application_id", ids[::-1]))
+    r.check("post-outcome collections_flag has no effect (set to 1 for every application)", 2, invariance("collections"))
+    r.check("application_id has no effect (identifiers reordered and shifted)", 1, invariance("ids"))
 
     card, card_ok = load_json(ctx.out("model_card.json"))
     r.check("model_card.json: outcome_mature_through is the last application date with a complete 12-month outcome", 1,
@@ -169,3 +253,14 @@ def grade(ctx: GradeContext) -> Rubric:
     r.check("model_card.json: excluded_columns names exactly the identifier and the post-outcome column of the schema", 1,
             same_set(excl_schema, ["application_id", "collections_flag"]) if card_ok else card_ok)
     return r
+
+
+if __name__ == "__main__":  # the child process of score_isolated: python3 grader.py MODEL WORKDIR
+    import pickle
+    import resource
+    import sys
+
+    resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_MB * 2**20, CHILD_MEMORY_MB * 2**20))
+    work = Path(sys.argv[2])
+    out = run_model(sys.argv[1], pickle.loads((work / "feeds.pkl").read_bytes()))
+    (work / "result.json").write_text(json.dumps(out))
