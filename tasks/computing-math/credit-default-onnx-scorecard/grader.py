@@ -79,6 +79,9 @@ def external_tensors(model) -> list[str]:
                     tensor(t)
             elif a.type == AttributeProto.SPARSE_TENSOR:
                 tensor(a.sparse_tensor.values)
+            elif a.type == AttributeProto.SPARSE_TENSORS:
+                for st in a.sparse_tensors:
+                    tensor(st.values)
             elif a.type == AttributeProto.GRAPH:
                 graph(a.g)
             elif a.type == AttributeProto.GRAPHS:
@@ -87,6 +90,7 @@ def external_tensors(model) -> list[str]:
 
     graph(model.graph)
     for f in model.functions:
+        nodes(f.attribute_proto)
         for node in f.node:
             nodes(node.attribute)
     return found
@@ -112,8 +116,9 @@ def run_model(path: str, feeds: dict) -> dict:
         return res
     for name, arrays in feeds.items():
         try:
-            out = sess.run(["p_default"], arrays)[0]
-            res["runs"][name] = [float(v) for v in out.reshape(-1)]
+            out = sess.run(["p_default"], arrays)[0].reshape(-1)
+            rows = len(next(iter(arrays.values())))
+            res["runs"][name] = [float(v) for v in out] if len(out) == rows else f"p_default has {len(out)} values for {rows} rows"
         except Exception as e:  # a graph that fails on these inputs (unknown category, missing value)
             res["runs"][name] = f"scoring failed: {type(e).__name__}: {e}"[:300]
     return res
