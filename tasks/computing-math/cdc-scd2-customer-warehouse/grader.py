@@ -18,10 +18,12 @@ DIM_COLS = ["customer_sk", "customer_id", "name", "email", "region", "segment", 
 FCT_COLS = ["order_id", "customer_sk", "customer_id", "product_id", "order_ts", "quantity", "unit_price", "revenue"]
 OPEN_FROM = 253370764800  # 9999-01-01: a far-future sentinel counts as an open validity
 MAX_ROWS = 200_000
-# The crux gate: orders attributed to the customer's attributes in force at order time. A type-1
-# dimension (every order on the current attributes) attributes about 70 % right here; a
-# valid as-of load 100 %, and a load that slips boundaries by a few hours still > 90 %.
-CRUX_SHARE = 0.85
+# The crux gate: orders attributed to the customer's attributes in force at order time. Measured
+# on these inputs: a type-1 dimension (current attributes only) 61 %, versions on extract time
+# 80.7 %, the Chicago offset applied the wrong way 82.8 %, an as-of join on the order date 85.0 %,
+# the Chicago clock read as UTC 87.3 %, a valid load 100 %. The line sits between the designs
+# that mistake the time axis and those that slip boundaries by hours, not on any of them.
+CRUX_SHARE = 0.84
 QUERY_SECONDS = 240  # reading a few thousand rows takes well under a second
 
 
@@ -120,7 +122,7 @@ def grade(ctx: GradeContext) -> Rubric:
                 if (seen_orders.get(oid) or {}).get("attrs") == want["attrs"]
                 and seen_orders[oid].get("customer_id") == want["customer_id"])
     share = right / len(ref_orders)
-    r.gate("orders carry the customer attributes in force at order time (>= 85 % of orders)",
+    r.gate("orders carry the customer attributes in force at order time (>= 84 % of orders)",
            Outcome(share >= CRUX_SHARE, f"{right} of {len(ref_orders)} orders ({share:.1%}) joined to a version with the true region and segment",
                    expected=f">= {CRUX_SHARE:.0%}", seen=round(share, 4)))
 
