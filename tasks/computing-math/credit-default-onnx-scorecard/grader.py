@@ -12,6 +12,10 @@ immature outcomes or on the collections flag reaches:
 - calibration in the large: mean prediction within 0.02 of the mean true probability;
 - expected calibration error against the true probabilities (ten equal-count bins) <= 0.03;
 - invariance: predictions change by at most 1e-5 (float32 arithmetic) when the ignored columns change.
+
+The model is untrusted: it is scored in a child process capped in memory and time, and a file
+whose tensors point to external data is refused (ONNX Runtime follows any path, the hidden
+reference included).
 """
 
 from __future__ import annotations
