@@ -13,8 +13,6 @@ import re
 import subprocess
 from pathlib import Path
 
-from testbenches import TB_CRC, TB_CRC_NETLIST, TB_FIFO
-
 from lastexam.grading import GradeContext, Outcome, Rubric, all_of, no_problems, read_text
 
 REQUIRED = ["rtl/sync_fifo.v", "rtl/crc32_stream.v"]
@@ -146,6 +144,7 @@ def crc_results(trace: list[list[str]]) -> tuple[list[tuple[str, int | None]], l
 def grade(ctx: GradeContext) -> Rubric:
     r = Rubric()
     meta = ctx.reference_json("expected.json")
+    tb_crc, tb_fifo = ctx.ref("tb_crc.v").read_text(), ctx.ref("tb_fifo.v").read_text()
     rtl_dir = ctx.scratch / "rtl"
     rtl_dir.mkdir(parents=True, exist_ok=True)
     rtl, found, source = collect_rtl(ctx, rtl_dir)
@@ -168,14 +167,14 @@ def grade(ctx: GradeContext) -> Rubric:
         for name in ("crc_words.memh", "crc_pace.memh"):
             (work / name).write_text(ctx.ref(name).read_text())
         params = {**cfg, "NW": meta["crc_words"], "NC": meta["crc_cycles"], "RESET_CYCLES": meta["reset_cycles"]}
-        vvp, compiled = compile_sim(rtl, TB_CRC, "tb_crc", params, work) if rtl else (None, Outcome(False, "no RTL"))
+        vvp, compiled = compile_sim(rtl, tb_crc, "tb_crc", params, work) if rtl else (None, Outcome(False, "no RTL"))
         trace = simulate(vvp, "C", work) if vvp else []
         runs.append((cfg, compiled, trace, crc_results(trace)))
     r.gate("compiles in the grader's crc32_stream test bench", all_of([(f"DEPTH={c['DEPTH']}", o) for c, o, _, _ in runs]))
     cfg, _, rtl_trace, _ = runs[-1]
     r.gate(f"Yosys's netlist simulates as the RTL (DEPTH={cfg['DEPTH']}, no tool-only code)", all_of([
         ("tool-only code", no_problems(sorted(set(TOOL_ONLY.findall(source))), "none")),
-        ("netlist", no_problems(netlist_mismatches(rtl, cfg, rtl_trace, meta, ctx), "same trace in every cycle")),
+        ("netlist", no_problems(netlist_mismatches(rtl, cfg, rtl_trace, meta, ctx, tb_crc), "same trace in every cycle")),
     ]))
     last_word = [int(w, 16) >> 36 & 1 for w in ctx.ref("crc_words.memh").read_text().split()]
     r.gate(f"keeps up with line rate: >= {LINE_RATE_SHARE:.0%} of clocks take a word, results within "
@@ -228,7 +227,7 @@ def grade(ctx: GradeContext) -> Rubric:
         stim_text = ctx.ref(f"fifo_stim_{cfg['name']}.memh").read_text()
         (work / "fifo_stim.memh").write_text(stim_text)
         params = {"DEPTH": cfg["DEPTH"], "AF_THRESH": cfg["AF_THRESH"], "N": cfg["cycles"]}
-        vvp, compiled = compile_sim(rtl, TB_FIFO, "tb_fifo", params, work) if rtl else (None, Outcome(False, "no RTL"))
+        vvp, compiled = compile_sim(rtl, tb_fifo, "tb_fifo", params, work) if rtl else (None, Outcome(False, "no RTL"))
         if vvp is None:
             fifo_miss.append(f"DEPTH={cfg['DEPTH']}: {compiled.message}: {compiled.seen}")
             continue
@@ -251,7 +250,7 @@ def grade(ctx: GradeContext) -> Rubric:
 
 
 def netlist_mismatches(rtl: list[Path], cfg: dict, rtl_trace: list[list[str]], meta: dict,
-                       ctx: GradeContext) -> list[str]:
+                       ctx: GradeContext, tb_crc: str) -> list[str]:
     """Yosys's netlist at cfg, in the same bench for the first cycles: it must print the RTL's trace
     (m_crc and m_len only while m_valid)."""
     if not rtl:
@@ -267,7 +266,9 @@ def netlist_mismatches(rtl: list[Path], cfg: dict, rtl_trace: list[list[str]], m
         return ["yosys could not write the netlist: " + " / ".join(tail(log, 3))]
     cycles = min(NETLIST_CYCLES, meta["crc_cycles"])
     params = {**cfg, "NW": meta["crc_words"], "NC": cycles, "RESET_CYCLES": meta["reset_cycles"]}
-    vvp, compiled = compile_sim([work / "netlist.v"], TB_CRC_NETLIST, "tb_crc", params, work)
+    # The netlist is synthesised at cfg: its instance takes no parameters.
+    tb = tb_crc.replace("crc32_stream #(.DEPTH(DEPTH), .AF_THRESH(AF_THRESH)) dut", "crc32_stream dut")
+    vvp, compiled = compile_sim([work / "netlist.v"], tb, "tb_crc", params, work)
     net_trace = simulate(vvp, "C", work) if vvp else []
     if not net_trace:
         return [f"the netlist did not simulate: {compiled.message} {compiled.seen or ''}"]
