@@ -57,7 +57,10 @@ def psd_problem(p: list[float]) -> str | None:
     a, b, c, d, f, g = p
     if min(a, d, g) <= 0:
         return "non-positive variance"
-    corr = [abs(b) / math.sqrt(a * d), abs(c) / math.sqrt(a * g), abs(f) / math.sqrt(d * g)]
+    sd = [math.sqrt(a), math.sqrt(d), math.sqrt(g)]  # apart: a product of tiny variances underflows
+    if min(sd[0] * sd[1], sd[0] * sd[2], sd[1] * sd[2]) <= 0:
+        return "variance too small to represent"
+    corr = [abs(b) / (sd[0] * sd[1]), abs(c) / (sd[0] * sd[2]), abs(f) / (sd[1] * sd[2])]
     if max(corr) > 1.002:
         return f"correlation {max(corr):.4f} > 1"
     det = a * (d * g - f * f) - b * (b * g - f * c) + c * (b * f - d * c)
