@@ -21,9 +21,10 @@ CRUX_FULL_WORD_SHARE = 0.9
 LINE_RATE_SHARE = 0.9  # words per clock while the source streams freely and m_ready is high
 RESULT_LATENCY = 16  # clocks from a packet's last word leaving the FIFO to its result, as instructed
 NETLIST_CYCLES = 3000  # the free-streaming phase and a stretch of back-pressure; gate level is slow
-# Code that one tool sees and another does not: the simulated design must be the signed-off one.
+# Code that one tool sees and another does not (the simulated design must be the signed-off one),
+# and file access: the agent's RTL runs in the grading sandbox, beside the reference.
 TOOL_ONLY = re.compile(r"`(?:ifn?def|elsif)\s+(?:VERILATOR|verilator\w*|SYNTHESIS|YOSYS|__ICARUS__\w*|IVERILOG)\b"
-                       r"|translate_(?:off|on)|synthesis\s+off")
+                       r"|translate_(?:off|on)|synthesis\s+off|\$(?:fopen|fgets|fgetc|fscanf|fread|readmem[hb]|system)\b")
 
 
 def run(cmd: list[str], cwd: Path) -> tuple[int, str]:
@@ -172,8 +173,8 @@ def grade(ctx: GradeContext) -> Rubric:
         runs.append((cfg, compiled, trace, crc_results(trace)))
     r.gate("compiles in the grader's crc32_stream test bench", all_of([(f"DEPTH={c['DEPTH']}", o) for c, o, _, _ in runs]))
     cfg, _, rtl_trace, _ = runs[-1]
-    r.gate(f"Yosys's netlist simulates as the RTL (DEPTH={cfg['DEPTH']}, no tool-only code)", all_of([
-        ("tool-only code", no_problems(sorted(set(TOOL_ONLY.findall(source))), "none")),
+    r.gate(f"Yosys's netlist simulates as the RTL (DEPTH={cfg['DEPTH']}; no tool-only code, no file access)", all_of([
+        ("tool-only code, file access", no_problems(sorted(set(TOOL_ONLY.findall(source))), "none")),
         ("netlist", no_problems(netlist_mismatches(rtl, cfg, rtl_trace, meta, ctx, tb_crc), "same trace in every cycle")),
     ]))
     last_word = [int(w, 16) >> 36 & 1 for w in ctx.ref("crc_words.memh").read_text().split()]
