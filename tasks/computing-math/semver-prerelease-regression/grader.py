@@ -1,16 +1,16 @@
 """Grader for semver-prerelease-regression.
 
-The agent's semverkit package is exercised in a subprocess (`python3 grader.py harness DIR`),
-which imports it from DIR and compares it with this file's own SemVer 2.0.0 model on seeded
-random cases: precedence, hashing, ranges, max_satisfying; it also counts the bytecode the
-package executes on a private workload (deterministic, unlike timings). The agent's own
-tests must pass on its fix and fail on the 2.3.1 code of inputs/.
+reference/probe.py runs the agent's package in a subprocess on cases chosen here and records
+its raw answers and the bytecode it executes on a private workload; this file judges that
+record against its own SemVer 2.0.0 model. The package must be plain code (plain_problems),
+so that it cannot reach the probe's state. The agent's own tests must pass on its fix and
+fail on the 2.3.1 code of inputs/.
 """
 
 from __future__ import annotations
 
-import contextlib
-import inspect
+import ast
+import importlib
 import json
 import random
 import re
@@ -19,7 +19,72 @@ import sys
 from pathlib import Path
 
 RUN_TIMEOUT_S = 240
+# Modules the package may import, each used only through the public names of its __all__;
+# no name below and no dunder outside PLAIN_DUNDERS: no I/O, no introspection, no eval.
+PLAIN_IMPORTS = {"__future__", "re", "functools", "itertools", "operator", "dataclasses", "typing",
+                 "collections", "collections.abc", "bisect", "heapq", "math", "numbers", "abc"}
+DENIED = {"sys", "os", "getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec",
+          "compile", "__import__", "open", "print", "input", "breakpoint", "exit", "quit", "help",
+          "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "singledispatch",
+          "singledispatchmethod", "gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back",
+          "f_globals", "f_locals", "f_builtins", "memoryview", "update_wrapper", "wraps",
+          "settrace", "setprofile", "gettrace", "_getframe", "_exit", "builtins"}
+PLAIN_DUNDERS = {"__name__", "__qualname__", "__class__", "__all__", "__version__", "__slots__",
+                 "__doc__", "__init__", "__new__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+                 "__ge__", "__hash__", "__str__", "__repr__", "__contains__", "__iter__", "__len__",
+                 "__bool__", "__format__", "__match_args__", "__post_init__", "__module__",
+                 "__author__"}
+BUILTIN_ONLY = {"compile"}  # denied as the builtin, allowed as an attribute (re.compile)
 API = ["Version.__init__", "Version.parse", "Version.bump", "Range.__init__", "satisfies"]
+
+
+def plain_problems(sources: dict[str, str]) -> list[str]:
+    """What in the package's files is not plain code (empty: plain)."""
+    problems = []
+    for fname, text in sources.items():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as e:
+            problems.append(f"{fname}:{e.lineno}: syntax error")
+            continue
+        modules: dict[str, set[str]] = {}
+        for node in ast.walk(tree):
+            line = f"{fname}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                mod = node.module if isinstance(node, ast.ImportFrom) else None
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    continue
+                for alias in node.names:
+                    name = mod or alias.name
+                    if name.split(".")[0] == "semverkit":
+                        continue
+                    if name not in PLAIN_IMPORTS:
+                        problems.append(f"{line}: imports {name}")
+                        continue
+                    public = set(getattr(importlib.import_module(name), "__all__", ()))
+                    if mod is None and alias.asname:
+                        modules[alias.asname] = public
+                    elif mod is None:  # import a.b binds a, used as a.b.<public name of a.b>
+                        top, *rest = name.split(".")
+                        modules[top] = set(rest[:1]) or public
+                    elif mod != "__future__" and (alias.name not in public or alias.name in DENIED):
+                        problems.append(f"{line}: imports {alias.name} from {mod}")
+            names = ([node.id] if isinstance(node, ast.Name) else [node.attr]
+                     if isinstance(node, ast.Attribute) and node.attr not in BUILTIN_ONLY else [node.arg]
+                     if isinstance(node, ast.keyword) and node.arg else [])
+            for name in names:
+                if name in DENIED or (name.startswith("__") and name not in PLAIN_DUNDERS):
+                    problems.append(f"{line}: uses {name}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                node.value.plain_use = node.attr  # type: ignore[attr-defined]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in modules:
+                used = getattr(node, "plain_use", None)
+                if used is None or used not in modules[node.id] or used in DENIED - BUILTIN_ONLY:
+                    problems.append(f"{fname}:{node.lineno}: uses module {node.id} other than "
+                                    "through a public name")
+    return problems
 ISSUE_TAGS = ["4.1.0-rc.9", "4.1.0-rc.10", "4.1.0-rc.11", "4.1.0"]
 PRE_IDS = ["0", "1", "2", "9", "10", "11", "99", "alpha", "beta", "rc", "a", "a-b", "b", "1a",
            "-", "x-1", "RC", "Beta", "0a"]
@@ -89,6 +154,14 @@ def ref_satisfies(v: tuple, text: str) -> bool:
     return False
 
 
+def random_range(rng: random.Random) -> str:
+    def comp() -> str:
+        op = rng.choice(["^", "~", ">=", "<", ">", "<=", ""])
+        return op + random_version(rng, build=False)
+    sets = [" ".join(comp() for _ in range(rng.randint(1, 2))) for _ in range(rng.randint(1, 2))]
+    return " || ".join(sets)
+
+
 def random_version(rng: random.Random, build: bool = True) -> str:
     text = f"{rng.randint(0, 2)}.{rng.randint(0, 3)}.{rng.randint(0, 3)}"
     if rng.random() < 0.7:
@@ -98,164 +171,137 @@ def random_version(rng: random.Random, build: bool = True) -> str:
     return text
 
 
-# ---------- harness: runs in a subprocess with the agent's package importable ----------
+# ---------- cases (chosen here) and verdicts (judged here, from probe.py's record) ----------
 
-def count_opcodes(package_dir: str, workload) -> int:
-    total = 0
-    own: dict[str, bool] = {}
-
-    def local(frame, event, arg):
-        nonlocal total
-        if event == "opcode":
-            total += 1
-        return local
-
-    def global_trace(frame, event, arg):
-        name = frame.f_code.co_filename
-        inside = own.get(name)
-        if inside is None:
-            inside = own[name] = str(Path(name).resolve()).startswith(package_dir)
-        if not inside:
-            return None
-        frame.f_trace_opcodes = True
-        return local
-
-    sys.settrace(global_trace)
-    try:
-        workload()
-        if sys.gettrace() is not global_trace:
-            raise RuntimeError("the package changed the trace function during the workload")
-    finally:
-        sys.settrace(None)
-    return total
-
-
-def signature_of(sk, dotted: str) -> list | None:
-    obj = sk
-    for part in dotted.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return None
-    try:
-        sig = inspect.signature(obj)
-    except (TypeError, ValueError):
-        return None
-    return [[p.name, p.kind.name, repr(p.default)] for p in sig.parameters.values()]
-
-
-def harness(pkg_root: str) -> dict:
-    sys.path.insert(0, pkg_root)
-    import semverkit as sk
-
-    res: dict = {"signatures": {name: signature_of(sk, name) for name in API + ["max_satisfying"]}}
+def make_cases() -> dict:
     rng = random.Random(412)
-    sections = {"issue": issue_section, "precedence": precedence_section, "hash": hash_section,
-                "ranges": ranges_section, "max_satisfying": max_section}
-    for name, fn in sections.items():
-        try:
-            res[name] = fn(sk, rng)
-        except Exception as e:
-            res[name] = {"ok": False, "error": f"{type(e).__name__}: {e}"[:300]}
-    try:
-        pkg_dir = str(Path(sk.__file__).resolve().parent)
-        res["opcodes"] = count_opcodes(pkg_dir, lambda: workload(sk))
-    except Exception as e:
-        res["opcodes"] = None
-        res["opcodes_error"] = f"{type(e).__name__}: {e}"[:300]
-    return res
-
-
-def issue_section(sk, rng) -> dict:
-    got = [str(v) for v in sorted(sk.Version.parse(t) for t in reversed(ISSUE_TAGS))]
-    return {"ok": got == ISSUE_TAGS, "seen": got}
-
-
-def precedence_section(sk, rng) -> dict:
-    bad = []
     texts = [random_version(rng) for _ in range(500)]
-    for a, b in zip(texts, texts[1:], strict=False):
-        va, vb = sk.Version.parse(a), sk.Version.parse(b)
-        want = ref_cmp(ref_parse(a), ref_parse(b))
-        got = -1 if va < vb else 1 if vb < va else 0
-        if got != want or (va == vb) != (want == 0):
-            bad.append(f"{a} vs {b}: expected {want}, got {got}")
-    order = [str(v) for v in sorted(sk.Version.parse(t) for t in texts[:200])]
-    keys = [ref_parse(t) for t in order]
-    if any(ref_cmp(x, y) > 0 for x, y in zip(keys, keys[1:], strict=False)):
-        bad.append("sorted() order differs from SemVer precedence")
-    return {"ok": not bad, "failures": len(bad), "examples": bad[:4]}
-
-
-def hash_section(sk, rng) -> dict:
-    bad = []
-    for _ in range(150):
-        core = random_version(rng, build=False)
-        a, b = sk.Version.parse(core + "+linux.1"), sk.Version.parse(core + "+darwin")
-        if not (a == b and hash(a) == hash(b) and len({a, b, sk.Version.parse(core)}) == 1):
-            bad.append(core)
-    return {"ok": not bad, "failures": len(bad), "examples": bad[:4]}
-
-
-def random_range(rng: random.Random) -> str:
-    def comp() -> str:
-        op = rng.choice(["^", "~", ">=", "<", ">", "<=", ""])
-        return op + random_version(rng, build=False)
-    sets = [" ".join(comp() for _ in range(rng.randint(1, 2))) for _ in range(rng.randint(1, 2))]
-    return " || ".join(sets)
-
-
-def ranges_section(sk, rng) -> dict:
-    bad = []
-    for _ in range(400):
-        v, r = random_version(rng), random_range(rng)
-        if sk.satisfies(v, r) != ref_satisfies(ref_parse(v), r):
-            bad.append(f"satisfies({v!r}, {r!r})")
-    return {"ok": not bad, "failures": len(bad), "examples": bad[:4]}
-
-
-def max_section(sk, rng) -> dict:
-    if not hasattr(sk, "max_satisfying"):
-        return {"ok": False, "error": "semverkit.max_satisfying is missing"}
-    bad = []
+    cases: dict = {"issue": list(reversed(ISSUE_TAGS)), "pairs": list(zip(texts, texts[1:], strict=False)),
+                   "sort": texts[:200], "hash": [random_version(rng, build=False) for _ in range(150)]}
+    cases["ranges"] = [(random_version(rng), random_range(rng)) for _ in range(400)]
+    cases["max"] = []
     for i in range(120):
         tags = [random_version(rng) for _ in range(rng.randint(0, 30))]
         tags += rng.sample(["latest", "v1.0.0", "1.2", "next", "1.0.0-", "01.1.1"], 2)
         rng.shuffle(tags)
         r = random_range(rng) if i % 3 else rng.choice(["^1.0.0", "*", "~0.2.0", ">=0.0.0-0"])
-        items = [sk.Version.parse(t) if j % 4 == 0 and ref_parse(t) else t
-                 for j, t in enumerate(tags)]
+        cases["max"].append((tags, [j % 4 == 0 and ref_parse(t) is not None
+                                    for j, t in enumerate(tags)], r))
+    cases["invalid_range"] = ">=banana"
+    rng = random.Random(415)
+    cases["workload_tags"] = [random_version(rng) for _ in range(700)] + ["latest", "v2.0.0", "stable"]
+    cases["workload_ranges"] = WORKLOAD_RANGES
+    return cases
+
+
+def _rows(value, n: int, width: int, kinds: tuple) -> bool:
+    return (isinstance(value, list) and len(value) == n and all(
+        isinstance(row, list) and len(row) == width and all(isinstance(x, kinds) for x in row)
+        for row in value))
+
+
+def _strs(value, n: int, none_ok: bool = False) -> bool:
+    return isinstance(value, list) and len(value) == n and all(
+        isinstance(x, str) or (none_ok and x is None) for x in value)
+
+
+def _verdict(bad: list[str]) -> dict:
+    return {"ok": not bad, "failures": len(bad), "examples": bad[:4]}
+
+
+def judge_issue(seen, cases) -> dict:
+    if not _strs(seen, len(ISSUE_TAGS)):
+        return {"ok": False, "error": "no sorted list of the issue's tags"}
+    return {"ok": seen == ISSUE_TAGS, "seen": seen}
+
+
+def judge_precedence(seen, cases) -> dict:
+    if not (isinstance(seen, dict) and _rows(seen.get("pairs"), len(cases["pairs"]), 3, (bool,))
+            and _strs(seen.get("sorted"), len(cases["sort"]))):
+        return {"ok": False, "error": "the record of the precedence cases is malformed"}
+    bad = []
+    for (a, b), (lt, gt, eq) in zip(cases["pairs"], seen["pairs"], strict=True):
+        want = ref_cmp(ref_parse(a), ref_parse(b))
+        got = -1 if lt else 1 if gt else 0
+        if got != want or eq != (want == 0) or (lt and gt):
+            bad.append(f"{a} vs {b}: expected {want}, got {got}")
+    keys = [ref_parse(t) for t in seen["sorted"]]
+    if (None in keys or sorted(seen["sorted"]) != sorted(cases["sort"])
+            or any(ref_cmp(x, y) > 0 for x, y in zip(keys, keys[1:], strict=False))):
+        bad.append("sorted() order differs from SemVer precedence")
+    return _verdict(bad)
+
+
+def judge_hash(seen, cases) -> dict:
+    if not _rows(seen, len(cases["hash"]), 3, (bool, int)):
+        return {"ok": False, "error": "the record of the hash cases is malformed"}
+    return _verdict([core for core, row in zip(cases["hash"], seen, strict=True)
+                     if row != [True, True, 1]])
+
+
+def judge_ranges(seen, cases) -> dict:
+    if not _rows([seen], 1, len(cases["ranges"]), (bool,)):
+        return {"ok": False, "error": "the record of the range cases is malformed"}
+    return _verdict([f"satisfies({v!r}, {r!r})" for (v, r), got in zip(cases["ranges"], seen, strict=True)
+                     if got != ref_satisfies(ref_parse(v), r)])
+
+
+def judge_max(seen, cases) -> dict:
+    if not (isinstance(seen, dict) and _strs(seen.get("results"), len(cases["max"]), none_ok=True)
+            and isinstance(seen.get("invalid_range_raised"), bool)):
+        return {"ok": False, "error": "the record of the max_satisfying cases is malformed"}
+    bad = []
+    for (tags, _, r), got in zip(cases["max"], seen["results"], strict=True):
         ok = [ref_parse(t) for t in tags if ref_parse(t) and ref_satisfies(ref_parse(t), r)]
         want = None
         for k in ok:
             if want is None or ref_cmp(k, want) > 0:
                 want = k
-        got = sk.max_satisfying(iter(items), r)
-        got_key = None if got is None else ref_parse(str(got))
-        if (want is None) != (got is None) or (want is not None and ref_cmp(got_key, want) != 0):
+        key = None if got is None else ref_parse(got)
+        if (want is None) != (got is None) or (want is not None and (
+                key is None or ref_cmp(key, want) != 0)):
             bad.append(f"max_satisfying(..., {r!r}): expected {want}, got {got}")
-    try:
-        sk.max_satisfying(["1.0.0"], ">=banana")
+    if not seen["invalid_range_raised"]:
         bad.append("an invalid range did not raise InvalidRange")
-    except sk.InvalidRange:
-        pass
-    return {"ok": not bad, "failures": len(bad), "examples": bad[:4]}
+    return _verdict(bad)
 
 
-def workload(sk) -> None:
-    rng = random.Random(415)
-    tags = [random_version(rng) for _ in range(700)] + ["latest", "v2.0.0", "stable"]
-    versions = []
-    for t in tags:
-        with contextlib.suppress(sk.InvalidVersion):
-            versions.append(sk.Version.parse(t))
-    ordered = sorted(versions)
-    for r in WORKLOAD_RANGES:
-        for v in ordered[::9]:
-            sk.satisfies(v, r)
-        sk.max_satisfying(tags, r)
+JUDGES = {"issue": judge_issue, "precedence": judge_precedence, "hash": judge_hash,
+          "ranges": judge_ranges, "max_satisfying": judge_max}
+
+
+def judge(record, cases) -> dict:
+    """Verdicts from the probe's raw record; anything off-schema fails, never raises."""
+    if not isinstance(record, dict) or not isinstance(record.get("signatures"), dict):
+        return {"error": "the probe's record is malformed"}
+    res: dict = {"signatures": record["signatures"]}
+    for name, fn in JUDGES.items():
+        seen = record.get(name)
+        res[name] = ({"ok": False, "error": str(seen["error"])[:300]}
+                     if isinstance(seen, dict) and "error" in seen else fn(seen, cases))
+    ops = record.get("opcodes")
+    if isinstance(ops, int) and not isinstance(ops, bool) and ops > 0:
+        res["opcodes"] = ops
+    else:
+        res["opcodes"] = None
+        res["opcodes_error"] = str(ops.get("error") if isinstance(ops, dict) else ops)[:300]
+    return res
 
 
 # ---------- grade ----------
+
+def probe(ctx, root: Path) -> dict:
+    cases = make_cases()
+    (ctx.scratch / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
+    record_path = ctx.scratch / "record.json"
+    code, out = run([sys.executable, str(ctx.reference / "probe.py"), str(root),
+                     str(ctx.scratch / "cases.json"), str(record_path)], ctx.scratch)
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"error": f"exit {code}: {out[-400:]}"}
+    return judge(record, cases)
+
 
 def run(argv: list[str], cwd: Path, env_path: str | None = None) -> tuple[int, str]:
     import os
@@ -282,18 +328,17 @@ def grade(ctx):
         f"found {[p.name for p in files]}"))
     root = ctx.scratch / "agent"
     res: dict = {}
-    if files:
+    problems = plain_problems({p.name: read_text(p)[0] or "" for p in files})
+    # the package runs in the probe's process: only plain code may, so that it cannot reach
+    # the probe's state, its trace function or its record (see PLAIN_IMPORTS)
+    r.gate("the package is plain Python on the allowed standard-library modules (house rule 5)",
+           Outcome(not problems, "; ".join(problems[:4]) or "imports and names are plain"))
+    if files and not problems:
         (root / "semverkit").mkdir(parents=True)
         for p in files:
             text, _ = read_text(p)
             (root / "semverkit" / p.name).write_text(text or "", encoding="utf-8")
-        # the harness prints JSON after a marker: the agent's code may print too
-        code, out = run([sys.executable, str(ctx.task / "grader.py"), "harness", str(root)],
-                        ctx.scratch)
-        if "@@RESULT@@" in out:
-            res = json.loads(out.rsplit("@@RESULT@@", 1)[1])
-        else:
-            res = {"error": out[-400:]}
+        res = probe(ctx, root)
     r.gate("the package imports", Outcome(bool(res.get("signatures")), str(res.get("error", "ok"))[:400]))
     issue = res.get("issue", {})
     # Crux, coarse: the issue's own example sorts as SemVer says.
@@ -352,13 +397,3 @@ def own_tests(ctx, root: Path):
                for o in (new_out, old_out)]
     return Outcome(ok, f"pytest exit {new_code} on the fix, {old_code} on 2.3.1",
                    "0 on the fix, a failure on 2.3.1", {"fix": summary[0], "2.3.1": summary[1]})
-
-
-if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "harness":
-    import os  # bound before the agent's package is imported
-
-    dumps, fd = json.dumps, sys.stdout.fileno()
-    result = harness(sys.argv[2])
-    sys.stdout.flush()
-    os.write(fd, ("@@RESULT@@" + dumps(result)).encode())
-    os._exit(0)  # no atexit handler of the agent's code runs after the result

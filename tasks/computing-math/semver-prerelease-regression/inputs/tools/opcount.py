@@ -1,4 +1,5 @@
-"""Count the bytecode instructions that semverkit's own code executes for a workload.
+"""Count the bytecode instructions that semverkit's own code executes for a workload (its
+files, and code generated at run time for it, such as dataclass methods).
 
     python3 tools/opcount.py            # runs tools/bench.py's workload, prints the count
 
@@ -33,7 +34,8 @@ def count_opcodes(workload: Callable[[], Any]) -> int:
         name = frame.f_code.co_filename
         inside = own.get(name)
         if inside is None:
-            inside = own[name] = str(Path(name).resolve()).startswith(PACKAGE_DIR)
+            inside = own[name] = (str(Path(name).resolve()).startswith(PACKAGE_DIR)
+                                  or not Path(name).is_file())
         if not inside:
             return None
         frame.f_trace_opcodes = True

@@ -1,0 +1,137 @@
+"""Observer for semver-prerelease-regression: `python3 probe.py PKG_ROOT CASES OUT`.
+
+Runs in a subprocess with the agent's package importable. It only records what the package
+returns on the cases the grader chose (no expected value, no verdict is known here) and the
+bytecode the package runs on the private workload; grader.py judges the record in its own
+process. The package cannot reach this file's state: grader.py rejects packages that import
+anything but a few pure standard-library modules or use introspection (see PLAIN_IMPORTS).
+"""
+
+import contextlib
+import inspect
+import json
+import os
+import sys
+import pathlib
+
+API = ["Version.__init__", "Version.parse", "Version.bump", "Range.__init__", "satisfies",
+       "max_satisfying"]
+
+
+def count_opcodes(package_dir: str, workload) -> int:
+    """Instructions executed in the package's files and in code generated at run time
+    (dataclass or namedtuple methods have no file of their own)."""
+    total = 0
+    counted: dict[str, bool] = {}
+
+    def local(frame, event, arg):
+        nonlocal total
+        total += event == "opcode"
+        return local
+
+    def global_trace(frame, event, arg):
+        path = frame.f_code.co_filename
+        if path not in counted:
+            counted[path] = (str(pathlib.Path(path).resolve()).startswith(package_dir)
+                             or not os.path.isfile(path))
+        if not counted[path]:
+            return None
+        frame.f_trace_opcodes = counted[path]
+        return local
+
+    settrace, gettrace = sys.settrace, sys.gettrace
+    settrace(global_trace)  # the package's code runs from here
+    try:
+        workload()
+        if gettrace() is not global_trace:
+            raise RuntimeError("the package changed the trace function during the workload")
+    finally:
+        settrace(None)
+    return total
+
+
+def signature_of(sk, dotted: str) -> list | None:
+    obj = sk
+    for part in dotted.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return None
+    return [[p.name, p.kind.name, repr(p.default)] for p in sig.parameters.values()]
+
+
+def observe(sk, cases: dict) -> dict:
+    parse = sk.Version.parse
+    out: dict = {"signatures": {name: signature_of(sk, name) for name in API}}
+
+    def issue():
+        return [str(v) for v in sorted(parse(t) for t in cases["issue"])]
+
+    def precedence():
+        pairs = []
+        for a, b in cases["pairs"]:
+            va, vb = parse(a), parse(b)
+            pairs.append([bool(va < vb), bool(vb < va), bool(va == vb)])
+        return {"pairs": pairs, "sorted": [str(v) for v in sorted(parse(t) for t in cases["sort"])]}
+
+    def hashing():
+        rows = []
+        for core in cases["hash"]:
+            a, b, c = parse(core + "+linux.1"), parse(core + "+darwin"), parse(core)
+            rows.append([bool(a == b), hash(a) == hash(b), len({a, b, c})])
+        return rows
+
+    def ranges():
+        return [bool(sk.satisfies(v, r)) for v, r in cases["ranges"]]
+
+    def max_satisfying():
+        got = []
+        for tags, as_object, r in cases["max"]:
+            items = [parse(t) if obj else t for t, obj in zip(tags, as_object, strict=True)]
+            best = sk.max_satisfying(iter(items), r)
+            got.append(None if best is None else str(best))
+        try:
+            sk.max_satisfying(["1.0.0"], cases["invalid_range"])
+            raised = False
+        except sk.InvalidRange:
+            raised = True
+        return {"results": got, "invalid_range_raised": raised}
+
+    for name, fn in {"issue": issue, "precedence": precedence, "hash": hashing,
+                     "ranges": ranges, "max_satisfying": max_satisfying}.items():
+        try:
+            out[name] = fn()
+        except Exception as e:
+            out[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
+
+    def workload():
+        versions = []
+        for t in cases["workload_tags"]:
+            with contextlib.suppress(sk.InvalidVersion):
+                versions.append(parse(t))
+        by_precedence = sorted(versions)
+        for r in cases["workload_ranges"]:
+            for v in by_precedence[::9]:
+                sk.satisfies(v, r)
+            sk.max_satisfying(cases["workload_tags"], r)
+
+    try:
+        out["opcodes"] = count_opcodes(str(pathlib.Path(sk.__file__).resolve().parent), workload)
+    except Exception as e:
+        out["opcodes"] = {"error": f"{type(e).__name__}: {e}"[:300]}
+    return out
+
+
+if __name__ == "__main__":  # python3 probe.py PKG_ROOT CASES OUT
+    pkg_root, cases_path, out_path = sys.argv[1:4]
+    cases = json.loads(pathlib.Path(cases_path).read_text(encoding="utf-8"))
+    dumps, write_text, exit_now = json.dumps, pathlib.Path(out_path).write_text, os._exit
+    sys.path.insert(0, pkg_root)
+    import semverkit
+
+    record = dumps(observe(semverkit, cases))
+    write_text(record, encoding="utf-8")
+    exit_now(0)  # no atexit handler of the package runs after the record
