@@ -10,8 +10,10 @@ fail on the 2.3.1 code of inputs/.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import json
+import os
 import random
 import re
 import subprocess
@@ -28,7 +30,8 @@ DENIED = {"sys", "os", "getattr", "setattr", "delattr", "vars", "globals", "loca
           "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "singledispatch",
           "singledispatchmethod", "gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back",
           "f_globals", "f_locals", "f_builtins", "memoryview", "update_wrapper", "wraps",
-          "settrace", "setprofile", "gettrace", "_getframe", "_exit", "builtins"}
+          "settrace", "setprofile", "gettrace", "_getframe", "_exit", "builtins", "gi_code", "cr_code",
+          "ag_code", "f_code"}
 PLAIN_DUNDERS = {"__name__", "__qualname__", "__class__", "__all__", "__version__", "__slots__",
                  "__doc__", "__init__", "__new__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
                  "__ge__", "__hash__", "__str__", "__repr__", "__contains__", "__iter__", "__len__",
@@ -48,6 +51,13 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
             problems.append(f"{fname}:{e.lineno}: syntax error")
             continue
         modules: dict[str, set[str]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                # a module's attribute is read, never assigned
+                node.value.plain_use = node.attr if isinstance(node.ctx, ast.Load) else None
+            if (isinstance(node, ast.Call) and ast.unparse(node.func) == "object.__setattr__"
+                    and node.args and ast.unparse(node.args[0]) == "self"):
+                node.func.plain_ok = True  # type: ignore[attr-defined]  # frozen dataclass idiom
         for node in ast.walk(tree):
             line = f"{fname}:{getattr(node, 'lineno', '?')}"
             if isinstance(node, ast.Import | ast.ImportFrom):
@@ -72,12 +82,9 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
             names = ([node.id] if isinstance(node, ast.Name) else [node.attr]
                      if isinstance(node, ast.Attribute) and node.attr not in BUILTIN_ONLY else [node.arg]
                      if isinstance(node, ast.keyword) and node.arg else [])
-            for name in names:
+            for name in [] if getattr(node, "plain_ok", False) else names:
                 if name in DENIED or (name.startswith("__") and name not in PLAIN_DUNDERS):
                     problems.append(f"{line}: uses {name}")
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                node.value.plain_use = node.attr  # type: ignore[attr-defined]
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and node.id in modules:
                 used = getattr(node, "plain_use", None)
@@ -85,6 +92,8 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
                     problems.append(f"{fname}:{node.lineno}: uses module {node.id} other than "
                                     "through a public name")
     return problems
+
+
 ISSUE_TAGS = ["4.1.0-rc.9", "4.1.0-rc.10", "4.1.0-rc.11", "4.1.0"]
 PRE_IDS = ["0", "1", "2", "9", "10", "11", "99", "alpha", "beta", "rc", "a", "a-b", "b", "1a",
            "-", "x-1", "RC", "Beta", "0a"]
@@ -179,7 +188,7 @@ def make_cases() -> dict:
     cases: dict = {"issue": list(reversed(ISSUE_TAGS)), "pairs": list(zip(texts, texts[1:], strict=False)),
                    "sort": texts[:200], "hash": [random_version(rng, build=False) for _ in range(150)]}
     cases["ranges"] = [(random_version(rng), random_range(rng)) for _ in range(400)]
-    cases["max"] = []
+    cases["max"], cases["invalid_range"] = [], ">=banana"
     for i in range(120):
         tags = [random_version(rng) for _ in range(rng.randint(0, 30))]
         tags += rng.sample(["latest", "v1.0.0", "1.2", "next", "1.0.0-", "01.1.1"], 2)
@@ -187,11 +196,9 @@ def make_cases() -> dict:
         r = random_range(rng) if i % 3 else rng.choice(["^1.0.0", "*", "~0.2.0", ">=0.0.0-0"])
         cases["max"].append((tags, [j % 4 == 0 and ref_parse(t) is not None
                                     for j, t in enumerate(tags)], r))
-    cases["invalid_range"] = ">=banana"
     rng = random.Random(415)
-    cases["workload_tags"] = [random_version(rng) for _ in range(700)] + ["latest", "v2.0.0", "stable"]
-    cases["workload_ranges"] = WORKLOAD_RANGES
-    return cases
+    tags = [random_version(rng) for _ in range(700)] + ["latest", "v2.0.0", "stable"]
+    return cases | {"workload_tags": tags, "workload_ranges": WORKLOAD_RANGES}
 
 
 def _rows(value, n: int, width: int, kinds: tuple) -> bool:
@@ -201,8 +208,7 @@ def _rows(value, n: int, width: int, kinds: tuple) -> bool:
 
 
 def _strs(value, n: int, none_ok: bool = False) -> bool:
-    return isinstance(value, list) and len(value) == n and all(
-        isinstance(x, str) or (none_ok and x is None) for x in value)
+    return _rows([value], 1, n, (str, type(None)) if none_ok else (str,))
 
 
 def _verdict(bad: list[str]) -> dict:
@@ -253,10 +259,7 @@ def judge_max(seen, cases) -> dict:
     bad = []
     for (tags, _, r), got in zip(cases["max"], seen["results"], strict=True):
         ok = [ref_parse(t) for t in tags if ref_parse(t) and ref_satisfies(ref_parse(t), r)]
-        want = None
-        for k in ok:
-            if want is None or ref_cmp(k, want) > 0:
-                want = k
+        want = max(ok, key=functools.cmp_to_key(ref_cmp), default=None)
         key = None if got is None else ref_parse(got)
         if (want is None) != (got is None) or (want is not None and (
                 key is None or ref_cmp(key, want) != 0)):
@@ -280,11 +283,8 @@ def judge(record, cases) -> dict:
         res[name] = ({"ok": False, "error": str(seen["error"])[:300]}
                      if isinstance(seen, dict) and "error" in seen else fn(seen, cases))
     ops = record.get("opcodes")
-    if isinstance(ops, int) and not isinstance(ops, bool) and ops > 0:
-        res["opcodes"] = ops
-    else:
-        res["opcodes"] = None
-        res["opcodes_error"] = str(ops.get("error") if isinstance(ops, dict) else ops)[:300]
+    res["opcodes"] = ops if type(ops) is int and ops > 0 else None  # not a bool, not 0
+    res["opcodes_error"] = str(ops.get("error") if isinstance(ops, dict) else ops)[:300]
     return res
 
 
@@ -304,8 +304,6 @@ def probe(ctx, root: Path) -> dict:
 
 
 def run(argv: list[str], cwd: Path, env_path: str | None = None) -> tuple[int, str]:
-    import os
-
     env = dict(os.environ)
     env.pop("PYTHONPATH", None) if env_path is None else env.__setitem__("PYTHONPATH", env_path)
     try:
@@ -328,16 +326,16 @@ def grade(ctx):
         f"found {[p.name for p in files]}"))
     root = ctx.scratch / "agent"
     res: dict = {}
-    problems = plain_problems({p.name: read_text(p)[0] or "" for p in files})
+    sources = {p.name: read_text(p)[0] or "" for p in files}
+    problems = plain_problems(sources)
     # the package runs in the probe's process: only plain code may, so that it cannot reach
     # the probe's state, its trace function or its record (see PLAIN_IMPORTS)
     r.gate("the package is plain Python on the allowed standard-library modules (house rule 5)",
            Outcome(not problems, "; ".join(problems[:4]) or "imports and names are plain"))
     if files and not problems:
         (root / "semverkit").mkdir(parents=True)
-        for p in files:
-            text, _ = read_text(p)
-            (root / "semverkit" / p.name).write_text(text or "", encoding="utf-8")
+        for name, text in sources.items():
+            (root / "semverkit" / name).write_text(text, encoding="utf-8")
         res = probe(ctx, root)
     r.gate("the package imports", Outcome(bool(res.get("signatures")), str(res.get("error", "ok"))[:400]))
     issue = res.get("issue", {})
