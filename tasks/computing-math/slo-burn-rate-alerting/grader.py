@@ -73,9 +73,14 @@ def own_tests(ctx: GradeContext, rules_text: str) -> Outcome:
     (own / "rules" / "slo.yml").write_text(rules_text, encoding="utf-8")
     (own / "tests" / "slo_test.yml").write_text(text, encoding="utf-8")
     ok, out = run(["promtool", "test", "rules", "tests/slo_test.yml"], own)
-    if ok and "SUCCESS" in out:
-        return Outcome(True, "promtool test rules tests/slo_test.yml: SUCCESS")
-    return Outcome(False, "the agent's own tests fail", expected="SUCCESS", seen=failure_excerpt(out))
+    if not (ok and "SUCCESS" in out):
+        return Outcome(False, "the agent's own tests fail", expected="SUCCESS", seen=failure_excerpt(out))
+    # tests that still pass on a rule file without rules test nothing
+    (own / "rules" / "slo.yml").write_text("groups: []\n", encoding="utf-8")
+    vacuous, out = run(["promtool", "test", "rules", "tests/slo_test.yml"], own)
+    return Outcome(not vacuous, "SUCCESS on the rules, failures on an empty rule file" if not vacuous
+                   else "the tests also pass on an empty rule file", expected="FAILED without rules",
+                   seen=out[:EVIDENCE_CHARS])
 
 
 def grade(ctx: GradeContext) -> Rubric:
