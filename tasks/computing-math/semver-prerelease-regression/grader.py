@@ -9,9 +9,9 @@ fail on the 2.3.1 code of inputs/.
 
 from __future__ import annotations
 
-import ast
+import contextlib
 import functools
-import importlib
+import importlib.util
 import json
 import os
 import random
@@ -21,77 +21,7 @@ import sys
 from pathlib import Path
 
 RUN_TIMEOUT_S = 240
-# Modules the package may import, each used only through the public names of its __all__;
-# no name below and no dunder outside PLAIN_DUNDERS: no I/O, no introspection, no eval.
-PLAIN_IMPORTS = {"__future__", "re", "functools", "itertools", "operator", "dataclasses", "typing",
-                 "collections", "collections.abc", "bisect", "heapq", "math", "numbers", "abc"}
-DENIED = {"sys", "os", "getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec",
-          "compile", "__import__", "open", "print", "input", "breakpoint", "exit", "quit", "help",
-          "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "singledispatch",
-          "singledispatchmethod", "gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back",
-          "f_globals", "f_locals", "f_builtins", "memoryview", "update_wrapper", "wraps",
-          "settrace", "setprofile", "gettrace", "_getframe", "_exit", "builtins", "gi_code", "cr_code",
-          "ag_code", "f_code"}
-PLAIN_DUNDERS = {"__name__", "__qualname__", "__class__", "__all__", "__version__", "__slots__",
-                 "__doc__", "__init__", "__new__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
-                 "__ge__", "__hash__", "__str__", "__repr__", "__contains__", "__iter__", "__len__",
-                 "__bool__", "__format__", "__match_args__", "__post_init__", "__module__",
-                 "__author__"}
-BUILTIN_ONLY = {"compile"}  # denied as the builtin, allowed as an attribute (re.compile)
 API = ["Version.__init__", "Version.parse", "Version.bump", "Range.__init__", "satisfies"]
-
-
-def plain_problems(sources: dict[str, str]) -> list[str]:
-    """What in the package's files is not plain code (empty: plain)."""
-    problems = []
-    for fname, text in sources.items():
-        try:
-            tree = ast.parse(text)
-        except SyntaxError as e:
-            problems.append(f"{fname}:{e.lineno}: syntax error")
-            continue
-        modules: dict[str, set[str]] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                # a module's attribute is read, never assigned
-                node.value.plain_use = node.attr if isinstance(node.ctx, ast.Load) else None
-            if (isinstance(node, ast.Call) and ast.unparse(node.func) == "object.__setattr__"
-                    and node.args and ast.unparse(node.args[0]) == "self"):
-                node.func.plain_ok = True  # type: ignore[attr-defined]  # frozen dataclass idiom
-        for node in ast.walk(tree):
-            line = f"{fname}:{getattr(node, 'lineno', '?')}"
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                mod = node.module if isinstance(node, ast.ImportFrom) else None
-                if isinstance(node, ast.ImportFrom) and node.level:
-                    continue
-                for alias in node.names:
-                    name = mod or alias.name
-                    if name.split(".")[0] == "semverkit":
-                        continue
-                    if name not in PLAIN_IMPORTS:
-                        problems.append(f"{line}: imports {name}")
-                        continue
-                    public = set(getattr(importlib.import_module(name), "__all__", ()))
-                    if mod is None and alias.asname:
-                        modules[alias.asname] = public
-                    elif mod is None:  # import a.b binds a, used as a.b.<public name of a.b>
-                        top, *rest = name.split(".")
-                        modules[top] = set(rest[:1]) or public
-                    elif mod != "__future__" and (alias.name not in public or alias.name in DENIED):
-                        problems.append(f"{line}: imports {alias.name} from {mod}")
-            names = ([node.id] if isinstance(node, ast.Name) else [node.attr]
-                     if isinstance(node, ast.Attribute) and node.attr not in BUILTIN_ONLY else [node.arg]
-                     if isinstance(node, ast.keyword) and node.arg else [])
-            for name in [] if getattr(node, "plain_ok", False) else names:
-                if name in DENIED or (name.startswith("__") and name not in PLAIN_DUNDERS):
-                    problems.append(f"{line}: uses {name}")
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id in modules:
-                used = getattr(node, "plain_use", None)
-                if used is None or used not in modules[node.id] or used in DENIED - BUILTIN_ONLY:
-                    problems.append(f"{fname}:{node.lineno}: uses module {node.id} other than "
-                                    "through a public name")
-    return problems
 
 
 ISSUE_TAGS = ["4.1.0-rc.9", "4.1.0-rc.10", "4.1.0-rc.11", "4.1.0"]
@@ -290,6 +220,37 @@ def judge(record, cases) -> dict:
 
 # ---------- grade ----------
 
+def load_plain(ctx):
+    spec = importlib.util.spec_from_file_location("semver_plain", ctx.reference / "plain.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def reap(ctx) -> None:
+    """SIGKILL every process of the grading sandbox but this one and its ancestors: what the
+    agent's tests left running could otherwise rewrite files after the grader returns. Only in
+    the grading sandbox's own pid namespace (init bwrap, low pids): elsewhere it does nothing."""
+    try:
+        init = Path("/proc/1/cmdline").read_bytes().split(b"\0")[0]
+    except OSError:
+        return
+    if not (init.endswith(b"bwrap") and os.getpid() < 64 and str(ctx.scratch) == "/grade/scratch"):
+        return
+    keep, pid = {os.getpid()}, os.getpid()
+    while pid > 1:
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        keep.add(pid)
+    for _ in range(50):
+        others = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
+                  and int(p.name) not in keep]
+        if not others:
+            return
+        for other in others:
+            with contextlib.suppress(OSError):
+                os.kill(other, 9)
+
+
 def probe(ctx, root: Path) -> dict:
     cases = make_cases()
     (ctx.scratch / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
@@ -327,7 +288,7 @@ def grade(ctx):
     root = ctx.scratch / "agent"
     res: dict = {}
     sources = {p.name: read_text(p)[0] or "" for p in files}
-    problems = plain_problems(sources)
+    problems = load_plain(ctx).plain_problems(sources)
     # the package runs in the probe's process: only plain code may, so that it cannot reach
     # the probe's state, its trace function or its record (see PLAIN_IMPORTS)
     r.gate("the package is plain Python on the allowed standard-library modules (house rule 5)",
@@ -389,6 +350,7 @@ def own_tests(ctx, root: Path):
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(work)]
     new_code, new_out = run(argv, work.parent, env_path=str(root))
     old_code, old_out = run(argv, work.parent, env_path=str(ctx.inputs))
+    reap(ctx)
     ok = new_code == 0 and old_code not in (0, -1)
     # pytest's last line without its timing, so that the evidence is the same run to run
     summary = [re.sub(r" in [0-9.]+s", "", (o.strip().splitlines() or [""])[-1])

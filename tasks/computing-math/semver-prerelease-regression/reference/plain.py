@@ -1,0 +1,77 @@
+"""The static gate of semver-prerelease-regression's grader: the agent's package runs in the
+probe's process, so only plain code may (no I/O, no introspection, no eval), which cannot reach
+the probe's state, its trace function or its record."""
+
+import ast
+import importlib
+
+# Modules the package may import, each used only through the public names of its __all__;
+# no name below and no dunder outside PLAIN_DUNDERS: no I/O, no introspection, no eval.
+PLAIN_IMPORTS = {"__future__", "re", "functools", "itertools", "operator", "dataclasses", "typing",
+                 "collections", "collections.abc", "bisect", "heapq", "math", "numbers", "abc"}
+DENIED = {"sys", "os", "getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec",
+          "compile", "__import__", "open", "print", "input", "breakpoint", "exit", "quit", "help",
+          "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "singledispatch",
+          "singledispatchmethod", "gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back",
+          "f_globals", "f_locals", "f_builtins", "memoryview", "update_wrapper", "wraps",
+          "settrace", "setprofile", "gettrace", "_getframe", "_exit", "builtins", "gi_code", "cr_code",
+          "ag_code", "f_code"}
+PLAIN_DUNDERS = {"__name__", "__qualname__", "__class__", "__all__", "__version__", "__slots__",
+                 "__doc__", "__init__", "__new__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+                 "__ge__", "__hash__", "__str__", "__repr__", "__contains__", "__iter__", "__len__",
+                 "__bool__", "__format__", "__match_args__", "__post_init__", "__module__",
+                 "__author__"}
+BUILTIN_ONLY = {"compile"}  # denied as the builtin, allowed as an attribute (re.compile)
+
+
+def plain_problems(sources: dict[str, str]) -> list[str]:
+    """What in the package's files is not plain code (empty: plain)."""
+    problems = []
+    for fname, text in sources.items():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as e:
+            problems.append(f"{fname}:{e.lineno}: syntax error")
+            continue
+        modules: dict[str, set[str]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                # a module's attribute is read, never assigned
+                node.value.plain_use = node.attr if isinstance(node.ctx, ast.Load) else None
+            if (isinstance(node, ast.Call) and ast.unparse(node.func) == "object.__setattr__"
+                    and node.args and ast.unparse(node.args[0]) == "self"):
+                node.func.plain_ok = True  # type: ignore[attr-defined]  # frozen dataclass idiom
+        for node in ast.walk(tree):
+            line = f"{fname}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                mod = node.module if isinstance(node, ast.ImportFrom) else None
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    continue
+                for alias in node.names:
+                    name = mod or alias.name
+                    if name.split(".")[0] == "semverkit":
+                        continue
+                    if name not in PLAIN_IMPORTS:
+                        problems.append(f"{line}: imports {name}")
+                        continue
+                    public = set(getattr(importlib.import_module(name), "__all__", ()))
+                    if mod is None and alias.asname:
+                        modules[alias.asname] = public
+                    elif mod is None:  # import a.b binds a, used as a.b.<public name of a.b>
+                        top, *rest = name.split(".")
+                        modules[top] = set(rest[:1]) or public
+                    elif mod != "__future__" and (alias.name not in public or alias.name in DENIED):
+                        problems.append(f"{line}: imports {alias.name} from {mod}")
+            names = ([node.id] if isinstance(node, ast.Name) else [node.attr]
+                     if isinstance(node, ast.Attribute) and node.attr not in BUILTIN_ONLY else [node.arg]
+                     if isinstance(node, ast.keyword) and node.arg else [])
+            for name in [] if getattr(node, "plain_ok", False) else names:
+                if name in DENIED or (name.startswith("__") and name not in PLAIN_DUNDERS):
+                    problems.append(f"{line}: uses {name}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in modules:
+                used = getattr(node, "plain_use", None)
+                if used is None or used not in modules[node.id] or used in DENIED - BUILTIN_ONLY:
+                    problems.append(f"{fname}:{node.lineno}: uses module {node.id} other than "
+                                    "through a public name")
+    return problems
