@@ -164,6 +164,7 @@ def checks() -> dict[str, Callable[[], tuple[str, list]]]:
         "quiet-period-alerts": lambda: alerts("quiet-429-restart", [80, 125, 160, 195]),
         "latency-regression-alerts": lambda: alerts("latency-regression", [80, 100, 165, 200]),
         "scrape-duplicates-alerts": lambda: alerts("scrape-duplicates", [140, 185, 205]),
+        "short-spike-alerts": lambda: alerts("deploy-spike", [362, 364, 380]),
     }
 
 

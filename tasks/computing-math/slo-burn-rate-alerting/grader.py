@@ -27,6 +27,7 @@ CHECKS = {
     "quiet-period-alerts": ("quiet: 429 storm, pod restart, probe failures and a small blip stay silent", 1.5),
     "latency-regression-alerts": ("latency regression: latency ticket, then page, then ticket only", 2.0),
     "scrape-duplicates-alerts": ("duplicate scrape job and probe traffic: pages only on real user errors", 2.0),
+    "short-spike-alerts": ("4-minute error spike: hot short windows alone do not page", 1.5),
 }
 
 

@@ -231,6 +231,13 @@ def duplicates(t: int, rates: Rates) -> None:
                 rates[key] += 90.0
 
 
+def spike(t: int, rates: Rates) -> None:
+    """A bad deploy rolled back within 4 minutes: 100 503s a minute, far too little budget
+    to page on, however hot the 5-minute window runs."""
+    if 360 <= t < 364:
+        add(rates, "bc", "/api/checkout", "503", 50.0)
+
+
 SCENARIOS = [
     Scenario("hard-outage", 1, 210, False, outage),
     Scenario("slow-burn-4.5x", 1, 300, False, burn(60, 2.0)),
@@ -239,6 +246,7 @@ SCENARIOS = [
     Scenario("quiet-429-restart", 1, 200, False, quiet, restart=("b", 150)),
     Scenario("latency-regression", 1, 210, True, latency),
     Scenario("scrape-duplicates", 1, 210, True, duplicates, noisy_pod_a=True),
+    Scenario("deploy-spike", 1, 400, False, spike),
 ]
 
 
