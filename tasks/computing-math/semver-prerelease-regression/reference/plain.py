@@ -24,6 +24,15 @@ PLAIN_DUNDERS = {"__name__", "__qualname__", "__class__", "__all__", "__version_
 BUILTIN_ONLY = {"compile"}  # denied as the builtin, allowed as an attribute (re.compile)
 
 
+def public_names(module) -> set[str]:
+    """Its __all__, or (C modules such as itertools have none) its names without an underscore
+    that are not modules."""
+    if hasattr(module, "__all__"):
+        return set(module.__all__)
+    return {n for n in dir(module) if not n.startswith("_")
+            and type(getattr(module, n)) is not type(importlib)}
+
+
 def plain_problems(sources: dict[str, str]) -> list[str]:
     """What in the package's files is not plain code (empty: plain)."""
     problems = []
@@ -54,7 +63,7 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
                     if name not in PLAIN_IMPORTS:
                         problems.append(f"{line}: imports {name}")
                         continue
-                    public = set(getattr(importlib.import_module(name), "__all__", ()))
+                    public = public_names(importlib.import_module(name))
                     if mod is None and alias.asname:
                         modules[alias.asname] = public
                     elif mod is None:  # import a.b binds a, used as a.b.<public name of a.b>
