@@ -169,7 +169,7 @@ class AgentSandbox:
     DESKTOP = "/run/lastexam/desktop"  # writable: screens/, recording, windows log (desktop trials)
     DESKTOP_FILES = "/opt/lastexam-desktop"  # the desktop's session files (desktop/sandbox_files)
     DESKTOP_TOOLCHAIN = "/opt/desktop"  # the computer-use toolchain (paths.desktop_toolchain_dir)
-    COMPUTER_MCP = "/opt/desktop/bin/computer-mcp"  # its server's launcher (also in computer_tools.py)
+    COMPUTER_MCP = f"{DESKTOP_TOOLCHAIN}/bin/computer-mcp"  # its server's launcher (also in computer_tools.py)
     DISPLAY = ":0"
 
 
