@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lastexam.grading.context import GradeContext
 from lastexam.grading.files import inputs_untampered
-from lastexam.grading.rubric import Rubric
+from lastexam.grading.rubric import Check, Rubric
 
 TAMPER_GATE = "inputs untampered"
 
@@ -39,6 +39,13 @@ def run_grader(ctx: GradeContext) -> Rubric:
     pristine = ctx.inputs_pristine if ctx.inputs_pristine is not None else ctx.inputs
     tamper.gate(TAMPER_GATE, inputs_untampered(ctx.inputs_after, pristine))
     rubric.checks[:0] = tamper.checks
+    if ctx.probes:
+        from lastexam.grading.probe import PROBES_CHECK
+
+        # Built here, not through Rubric.check: its evidence clip would cut the records a
+        # regrade replays. Sizes are bounded by grading/probe.py's caps.
+        rubric.checks.append(Check(PROBES_CHECK, 0.0, False, True, 0.0,
+                                   f"{len(ctx.probes)} model probe(s)", {"probes": ctx.probes}))
     return rubric
 
 
@@ -57,7 +64,8 @@ def main(argv: list[str]) -> int:
     context_path, result_path = Path(argv[0]), Path(argv[1])
     ctx = GradeContext.from_json(json.loads(context_path.read_text()))
     try:
-        result = {"status": "ok", "rubric": run_grader(ctx).to_dict()}
+        result = {"status": "ok", "rubric": run_grader(ctx).to_dict(),
+                  "pending_probes": [p for p in ctx.probes if p.get("pending")]}
         text = json.dumps(_finite(result), allow_nan=False, default=repr)
         code = 0
     except BaseException:  # the grader's failure, whatever it is, is reported, not hidden
