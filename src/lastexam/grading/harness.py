@@ -20,6 +20,19 @@ from lastexam.grading.files import inputs_untampered
 from lastexam.grading.rubric import Check, Rubric
 
 TAMPER_GATE = "inputs untampered"
+# The host hands the harness a pipe's write end under this number. It is taken (and made
+# non-inheritable) before any grader code runs, so no process the grader starts holds it: the
+# result cannot be replaced by something that outlives the grader, as a file could.
+RESULT_FD_VAR = "LASTEXAM_RESULT_FD"
+
+
+def take_result_fd() -> int | None:
+    value = os.environ.pop(RESULT_FD_VAR, None)
+    if not value:
+        return None
+    fd = int(value)
+    os.set_inheritable(fd, False)
+    return fd
 
 
 def run_grader(ctx: GradeContext) -> Rubric:
@@ -62,6 +75,7 @@ def _finite(value: object) -> object:
 
 def main(argv: list[str]) -> int:
     context_path, result_path = Path(argv[0]), Path(argv[1])
+    result_fd = take_result_fd()
     ctx = GradeContext.from_json(json.loads(context_path.read_text()))
     try:
         result = {"status": "ok", "rubric": run_grader(ctx).to_dict(),
@@ -73,6 +87,10 @@ def main(argv: list[str]) -> int:
 
         text = json.dumps({"status": "error", "error": traceback.format_exc(limit=20)[-8000:]})
         code = 3
+    if result_fd is not None:
+        with os.fdopen(result_fd, "wb") as channel:
+            channel.write(text.encode())
+        return code
     tmp = result_path.with_suffix(".tmp")
     tmp.write_text(text)
     os.replace(tmp, result_path)

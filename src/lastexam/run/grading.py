@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lastexam.envs.manage import Environment
 from lastexam.grading.context import GradeContext
+from lastexam.grading.harness import RESULT_FD_VAR
 from lastexam.grading.probe import MAX_EXCERPT_CHARS, MAX_PROBES, MAX_QUESTION_CHARS
 from lastexam.grading.rubric import Check, full_pass_of, score_of
 from lastexam.layout import GRADER_STDERR, GRADER_STDOUT, GradingSandbox
@@ -107,6 +109,7 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
     (req.workdir / "context.json").write_text(json.dumps(context.to_json()))
     (req.workdir / "context.json").chmod(0o644)
     limits = task.spec.limits
+    channel_r, channel_w = os.pipe()
     sreq = SandboxRequest(
         name=req.name,
         argv=[
@@ -131,7 +134,9 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
             "PYTHONPATH": ":".join([GradingSandbox.LIB, *map(str, req.env.site_packages())]),
             "PYTHONDONTWRITEBYTECODE": "1",
             "LANG": "C.UTF-8",
+            RESULT_FD_VAR: str(channel_w),
         },
+        pass_fds=(channel_w,),
         cwd=GradingSandbox.SCRATCH,
         limits=SandboxLimits(
             wall_s=limits.grader_timeout_s,
@@ -144,7 +149,12 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
         watch=[scratch, result_dir],
     )
     started = time.monotonic()
-    result = provider.run(sreq)
+    reader = _ChannelReader(channel_r)
+    try:
+        result = provider.run(sreq)
+    finally:
+        os.close(channel_w)  # with the sandbox gone, the reader now sees the end
+        raw, overflow = reader.finish()
     duration = time.monotonic() - started
 
     def failed(why: str) -> tuple[GradeRecord, list[dict[str, str]]]:
@@ -155,14 +165,18 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
 
     if result.killed:
         return failed(f"grader ended by its {result.killed} limit")
-    result_file = result_dir / "result.json"
-    if not result_file.is_file() or result_file.is_symlink():
+    if overflow:
+        return failed("grader result is too large")
+    if not raw:
         tail = _tail(sreq.stderr)
         return failed(f"grader wrote no result (exit {result.exit_code}): {tail}")
-    if result_file.stat().st_size > MAX_RESULT_BYTES:
-        return failed("grader result is too large")
+    # Only what came through the harness's channel counts; a result.json left in the folder
+    # by any process of the sandbox is replaced (kept as the trial's artifact).
+    result_file = result_dir / "result.json"
+    remove_tree(result_file)
+    result_file.write_bytes(raw)
     try:
-        data = json.loads(result_file.read_text())
+        data = json.loads(raw.decode())
         if not isinstance(data, dict):
             raise TypeError(f"a JSON {type(data).__name__}, not an object")
         if data.get("status") != "ok":
@@ -180,6 +194,31 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
         ), pending
     except (ValueError, KeyError, TypeError) as e:  # pydantic's ValidationError is a ValueError
         return failed(f"grader result is malformed: {e}")
+
+
+class _ChannelReader:
+    """Drains the harness's result pipe in a thread while the sandbox runs (a result larger
+    than the pipe's buffer would otherwise block the harness): at most MAX_RESULT_BYTES kept."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._thread = threading.Thread(target=self._drain, name="grade-result", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        try:
+            while chunk := os.read(self._fd, 1 << 16):
+                self._size += len(chunk)
+                if self._size <= MAX_RESULT_BYTES:
+                    self._chunks.append(chunk)
+        finally:
+            os.close(self._fd)
+
+    def finish(self) -> tuple[bytes, bool]:
+        self._thread.join()
+        return b"".join(self._chunks), self._size > MAX_RESULT_BYTES
 
 
 def _tail(path: Path, n: int = 1500) -> str:
