@@ -113,12 +113,17 @@ def test_grading_sandbox_is_read_only_but_its_scratch(tmp_path: Path) -> None:
 def test_score_is_recomputed_on_the_host_from_the_checks(tmp_path: Path) -> None:
     """A result that claims a score its checks do not earn is scored from its checks."""
     task = _task_with_grader(
-        tmp_path, "import json\nimport os\n\n\ndef grade(ctx):\n"
+        tmp_path, "import json\nimport os\nimport stat\n\n\ndef grade(ctx):\n"
         "    check = {'name': 'total', 'weight': 1, 'gate': False, 'passed': False, 'points': 0.0,\n"
         "             'message': 'wrong', 'evidence': {}}\n"
         "    rubric = {'score': 1.0, 'full_pass': True, 'checks': [check]}\n"
-        "    with open('/grade/result/result.json', 'w') as f:\n"
-        "        json.dump({'status': 'ok', 'rubric': rubric}, f)\n"
+        "    text = json.dumps({'status': 'ok', 'rubric': rubric}).encode()\n"
+        "    for fd in range(3, 64):  # the harness's result channel, written to directly\n"
+        "        try:\n"
+        "            if stat.S_ISFIFO(os.fstat(fd).st_mode):\n"
+        "                os.write(fd, text)\n"
+        "        except OSError:\n"
+        "            pass\n"
         "    os._exit(0)\n",
     )
     trial = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "run")["trials"][0]

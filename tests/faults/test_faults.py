@@ -48,10 +48,16 @@ def _by_task(result: dict) -> dict[str, dict]:
     ' "passed": true, "points": 1, "message": ""}]}}',
 ])
 def test_a_result_that_is_not_a_rubric_is_a_grader_error(tmp_path: Path, written: str) -> None:
-    """Whatever lands in result.json (a grader may run tools on the agent's output there) is
-    the grader's failure, not the harness's."""
-    grader = ("import os\n\ndef grade(ctx):\n"
-              f"    open('/grade/result/result.json', 'w').write({written!r})\n    os._exit(0)\n")
+    """Whatever lands in the harness's result channel (grader code runs in the harness's
+    process and can find the pipe) is the grader's failure, not the harness's."""
+    grader = ("import os, stat\n\ndef grade(ctx):\n"
+              "    for fd in range(3, 64):\n"
+              "        try:\n"
+              "            if stat.S_ISFIFO(os.fstat(fd).st_mode):\n"
+              f"                os.write(fd, {written!r}.encode())\n"
+              "        except OSError:\n"
+              "            pass\n"
+              "    os._exit(0)\n")
     task = _copy(tmp_path / "tasks" / "other", "grader-writes", grader)
     [t] = _run_json(task, "--agent", "command", "--agent-arg", f"cmd={HONEST}",
                     "--out", tmp_path / "run")["trials"]

@@ -12,6 +12,13 @@ def regrade(
     run_dir: Annotated[Path, typer.Argument(help="The run directory whose outputs to regrade.")],
     task: Annotated[list[str] | None, typer.Option("--task", help="Only these task ids.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    probe_model: Annotated[
+        str | None,
+        typer.Option(help="PROVIDER:MODEL for model probes not answered before (default: the run's)."),
+    ] = None,
+    reprobe: Annotated[
+        bool, typer.Option("--reprobe", help="Ask every model probe again instead of replaying its answer."),
+    ] = False,
 ) -> None:
     """Regrade stored outputs with the current grader (no agent reruns). The old rubric is
     kept; the newest grade is the trial's score, with the grader version that produced it."""
@@ -21,7 +28,8 @@ def regrade(
     from lastexam.run.regrade import regrade_run
 
     with err.status("regrading") as status:
-        results = regrade_run(run_dir, task, on_trial=lambda r: status.update(f"regraded {r.trial_id}"))
+        results = regrade_run(run_dir, task, on_trial=lambda r: status.update(f"regraded {r.trial_id}"),
+                              probe_model=probe_model, reprobe=reprobe)
     if json_out:
         print_json([r.__dict__ for r in results])
         return

@@ -47,6 +47,10 @@ def run(
     desktop: Annotated[
         bool, typer.Option("--desktop", help="A desktop (X server, window manager) in every trial, GUI task or not.")
     ] = False,
+    probe_model: Annotated[
+        str | None,
+        typer.Option(help="PROVIDER:MODEL answering the yes/no model probes of graders that ask them."),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/<run-id>).")] = None,
     resume: Annotated[bool, typer.Option(help="Finish the run in --out, skipping recorded trials.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
@@ -82,6 +86,8 @@ def run(
         config = config.model_copy(update={"max_retries": max_retries})
     if desktop and not resume:
         config = config.model_copy(update={"desktop": True})
+    if probe_model:
+        config = config.model_copy(update={"probe_model": probe_model})
     progress = _progress_bar(err, enabled=err.is_terminal or not json_out)
     with progress:
         bar = progress.add_task("trials", total=None)

@@ -28,6 +28,8 @@ def validate(
         "--record", help="Write the tasks that pass every gate to the manifest.")] = False,
     manifest: Annotated[Path | None, typer.Option(
         help="The validation manifest (default: tasks/validation-manifest.json).")] = None,
+    probe_model: Annotated[str | None, typer.Option(
+        help="PROVIDER:MODEL to answer model probes not yet in a task's probes.json (then written there).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
     """Check every gate of every task; exit 0 only if every gate run passes."""
@@ -66,7 +68,7 @@ def validate(
                 mf.save_manifest(recorded, manifest_path)
 
         reports = validate_tasks(folders, concurrency=concurrency, keep=keep, on_report=on_report,
-                                 selections=plan.selections)
+                                 selections=plan.selections, probe_model=probe_model or "")
     if record:
         err.print(f"recorded in {manifest_path}")
     ok = all(r.passed for r in reports)

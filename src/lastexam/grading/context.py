@@ -13,12 +13,13 @@ if TYPE_CHECKING:
 class GradeContext:
     """Paths inside the grading sandbox (a plain class: see rubric.py on import cost)."""
 
-    __slots__ = ("canary", "inputs", "inputs_after", "inputs_pristine", "output", "reference",
-                 "scratch", "task")
+    __slots__ = ("canary", "inputs", "inputs_after", "inputs_pristine", "output", "probe_answers",
+                 "probes", "reference", "scratch", "task")
 
     def __init__(self, output: Path, reference: Path, inputs: Path, task: Path, scratch: Path,
                  canary: str = "", inputs_after: dict[str, str] | None = None,
-                 inputs_pristine: dict[str, str] | None = None):
+                 inputs_pristine: dict[str, str] | None = None,
+                 probe_answers: dict[str, dict[str, Any]] | None = None):
         self.output = output  # snapshot of the agent's /task/output, read-only
         self.reference = reference  # the task's hidden reference/, read-only
         self.inputs = inputs  # the task's pristine inputs/, read-only
@@ -29,12 +30,22 @@ class GradeContext:
         self.inputs_after = inputs_after if inputs_after is not None else {}
         # sha256 of each pristine input, when the harness computed them (None: hash inputs/)
         self.inputs_pristine = inputs_pristine
+        # Answers the host recorded for model probes, by probe key (grading/probe.py).
+        self.probe_answers = probe_answers if probe_answers is not None else {}
+        self.probes: list[dict[str, Any]] = []  # the probes this grading asked, in order
 
     def out(self, relpath: str) -> Path:
         return self.output / relpath
 
     def ref(self, relpath: str) -> Path:
         return self.reference / relpath
+
+    def probe(self, question: str, excerpt: str) -> Any:
+        """A narrow yes/no question to a model about a quoted excerpt of the deliverable, for
+        what no code can decide: an Outcome that passes on "yes" (grading/probe.py)."""
+        from lastexam.grading.probe import ask
+
+        return ask(self.probe_answers, self.probes, question, excerpt)
 
     def reference_json(self, relpath: str) -> Any:
         """The reference is trusted: if it does not parse, that is a grader error and raises."""
@@ -47,6 +58,7 @@ class GradeContext:
             "canary": self.canary,
             "inputs_after": self.inputs_after,
             "inputs_pristine": self.inputs_pristine,
+            "probe_answers": self.probe_answers,
         }
 
     @classmethod
@@ -54,7 +66,7 @@ class GradeContext:
         paths = {k: Path(data[k]) for k in _PATHS}
         return cls(
             **paths, canary=data.get("canary", ""), inputs_after=data.get("inputs_after", {}),
-            inputs_pristine=data.get("inputs_pristine"),
+            inputs_pristine=data.get("inputs_pristine"), probe_answers=data.get("probe_answers"),
         )
 
 

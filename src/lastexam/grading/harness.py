@@ -17,9 +17,22 @@ from pathlib import Path
 
 from lastexam.grading.context import GradeContext
 from lastexam.grading.files import inputs_untampered
-from lastexam.grading.rubric import Rubric
+from lastexam.grading.rubric import Check, Rubric
 
 TAMPER_GATE = "inputs untampered"
+# The host hands the harness a pipe's write end under this number. It is taken (and made
+# non-inheritable) before any grader code runs, so no process the grader starts holds it: the
+# result cannot be replaced by something that outlives the grader, as a file could.
+RESULT_FD_VAR = "LASTEXAM_RESULT_FD"
+
+
+def take_result_fd() -> int | None:
+    value = os.environ.pop(RESULT_FD_VAR, None)
+    if not value:
+        return None
+    fd = int(value)
+    os.set_inheritable(fd, False)
+    return fd
 
 
 def run_grader(ctx: GradeContext) -> Rubric:
@@ -39,6 +52,13 @@ def run_grader(ctx: GradeContext) -> Rubric:
     pristine = ctx.inputs_pristine if ctx.inputs_pristine is not None else ctx.inputs
     tamper.gate(TAMPER_GATE, inputs_untampered(ctx.inputs_after, pristine))
     rubric.checks[:0] = tamper.checks
+    if ctx.probes:
+        from lastexam.grading.probe import PROBES_CHECK
+
+        # Built here, not through Rubric.check: its evidence clip would cut the records a
+        # regrade replays. Sizes are bounded by grading/probe.py's caps.
+        rubric.checks.append(Check(PROBES_CHECK, 0.0, False, True, 0.0,
+                                   f"{len(ctx.probes)} model probe(s)", {"probes": ctx.probes}))
     return rubric
 
 
@@ -55,9 +75,11 @@ def _finite(value: object) -> object:
 
 def main(argv: list[str]) -> int:
     context_path, result_path = Path(argv[0]), Path(argv[1])
+    result_fd = take_result_fd()
     ctx = GradeContext.from_json(json.loads(context_path.read_text()))
     try:
-        result = {"status": "ok", "rubric": run_grader(ctx).to_dict()}
+        result = {"status": "ok", "rubric": run_grader(ctx).to_dict(),
+                  "pending_probes": [p for p in ctx.probes if p.get("pending")]}
         text = json.dumps(_finite(result), allow_nan=False, default=repr)
         code = 0
     except BaseException:  # the grader's failure, whatever it is, is reported, not hidden
@@ -65,6 +87,10 @@ def main(argv: list[str]) -> int:
 
         text = json.dumps({"status": "error", "error": traceback.format_exc(limit=20)[-8000:]})
         code = 3
+    if result_fd is not None:
+        with os.fdopen(result_fd, "wb") as channel:
+            channel.write(text.encode())
+        return code
     tmp = result_path.with_suffix(".tmp")
     tmp.write_text(text)
     os.replace(tmp, result_path)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lastexam.envs.manage import Environment
 from lastexam.grading.context import GradeContext
+from lastexam.grading.harness import RESULT_FD_VAR
+from lastexam.grading.probe import MAX_EXCERPT_CHARS, MAX_PROBES, MAX_QUESTION_CHARS
 from lastexam.grading.rubric import Check, full_pass_of, score_of
 from lastexam.layout import GRADER_STDERR, GRADER_STDOUT, GradingSandbox
 from lastexam.run.workspace import RunWorkArea
@@ -19,7 +23,11 @@ from lastexam.store.models import CheckResult, GradeRecord
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree, tail
 
+if TYPE_CHECKING:
+    from lastexam.run.probing import Prober
+
 MAX_RESULT_BYTES = 32 * 1024 * 1024
+MAX_PROBE_ROUNDS = 3  # gradings per request: a grader may ask a probe after another's answer
 
 
 @dataclass(frozen=True)
@@ -30,9 +38,52 @@ class GradeRequest:
     inputs_after: dict[str, str]
     workdir: Path  # context.json, result/, scratch/ and the grader's logs go here
     name: str  # unique sandbox name
+    # Model probes (grading/probe.py): answers recorded earlier, by key, replayed as they are;
+    # the prober asks the model those still pending (None: a pending probe fails the grading).
+    probe_answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prober: Prober | None = None
 
 
 def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> GradeRecord:
+    """Grade req.output_dir; while the grader leaves model probes pending and a prober is set,
+    ask them and grade again with the answers."""
+    from lastexam.run.probing import ProbeFailed
+
+    answers = dict(req.probe_answers)
+    for _ in range(MAX_PROBE_ROUNDS):
+        record, pending = _grade_once(provider, area, req, answers)
+        if not pending:
+            return record
+        if req.prober is None:
+            return record.model_copy(update={
+                "ok": False, "score": None, "full_pass": False, "checks": [],
+                "error": f"the grader asks {len(pending)} model probe(s) without a recorded answer "
+                         "and no probe model is set (--probe-model)"})
+        try:
+            for p in pending:
+                answers[p["key"]] = req.prober.ask(p["question"], p["excerpt"])
+        except ProbeFailed as e:
+            return record.model_copy(update={"ok": False, "score": None, "full_pass": False,
+                                             "checks": [], "error": str(e)})
+    return record.model_copy(update={"ok": False, "score": None, "full_pass": False, "checks": [],
+                                     "error": f"model probes still pending after {MAX_PROBE_ROUNDS} gradings"})
+
+
+def _pending_probes(data: dict[str, Any]) -> list[dict[str, str]]:
+    """The harness's list of unanswered probes, checked: it comes out of the sandbox."""
+    pending = data.get("pending_probes") or []
+    if not isinstance(pending, list) or len(pending) > MAX_PROBES:
+        raise ValueError(f"pending_probes is not a list of at most {MAX_PROBES}")
+    for p in pending:
+        if not (isinstance(p, dict) and isinstance(p.get("key"), str) and len(p["key"]) == 32
+                and isinstance(p.get("question"), str) and len(p["question"]) <= MAX_QUESTION_CHARS
+                and isinstance(p.get("excerpt"), str) and len(p["excerpt"]) <= MAX_EXCERPT_CHARS):
+            raise ValueError("a pending probe is malformed")
+    return pending
+
+
+def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
+                answers: dict[str, dict[str, Any]]) -> tuple[GradeRecord, list[dict[str, str]]]:
     task = req.task
     task_copy = area.task_copy(task)
     remove_tree(req.workdir)
@@ -53,10 +104,12 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
         inputs_after=req.inputs_after,
         # computed here, once per task: hashing in each grading would cost it hashlib's import
         inputs_pristine=task.input_hashes,
+        probe_answers=answers,
     )
     (req.workdir / "context.json").write_text(json.dumps(context.to_json()))
     (req.workdir / "context.json").chmod(0o644)
     limits = task.spec.limits
+    channel_r, channel_w = os.pipe()
     sreq = SandboxRequest(
         name=req.name,
         argv=[
@@ -81,7 +134,9 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
             "PYTHONPATH": ":".join([GradingSandbox.LIB, *map(str, req.env.site_packages())]),
             "PYTHONDONTWRITEBYTECODE": "1",
             "LANG": "C.UTF-8",
+            RESULT_FD_VAR: str(channel_w),
         },
+        pass_fds=(channel_w,),
         cwd=GradingSandbox.SCRATCH,
         limits=SandboxLimits(
             wall_s=limits.grader_timeout_s,
@@ -94,30 +149,40 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
         watch=[scratch, result_dir],
     )
     started = time.monotonic()
-    result = provider.run(sreq)
+    reader = _ChannelReader(channel_r)
+    try:
+        result = provider.run(sreq)
+    finally:
+        os.close(channel_w)  # with the sandbox gone, the reader now sees the end
+        raw, overflow = reader.finish()
     duration = time.monotonic() - started
 
-    def failed(why: str) -> GradeRecord:
+    def failed(why: str) -> tuple[GradeRecord, list[dict[str, str]]]:
         return GradeRecord(
             grader_version=task.grader_hash, ok=False, score=None, full_pass=False,
             error=why, created_at=now_iso(), duration_s=duration,
-        )
+        ), []
 
     if result.killed:
         return failed(f"grader ended by its {result.killed} limit")
-    result_file = result_dir / "result.json"
-    if not result_file.is_file() or result_file.is_symlink():
+    if overflow:
+        return failed("grader result is too large")
+    if not raw:
         tail = _tail(sreq.stderr)
         return failed(f"grader wrote no result (exit {result.exit_code}): {tail}")
-    if result_file.stat().st_size > MAX_RESULT_BYTES:
-        return failed("grader result is too large")
+    # Only what came through the harness's channel counts; a result.json left in the folder
+    # by any process of the sandbox is replaced (kept as the trial's artifact).
+    result_file = result_dir / "result.json"
+    remove_tree(result_file)
+    result_file.write_bytes(raw)
     try:
-        data = json.loads(result_file.read_text())
+        data = json.loads(raw.decode())
         if not isinstance(data, dict):
             raise TypeError(f"a JSON {type(data).__name__}, not an object")
         if data.get("status") != "ok":
             return failed(str(data.get("error", "grader failed")))
         checks = [Check(**c) for c in data["rubric"]["checks"]]
+        pending = _pending_probes(data)
         return GradeRecord(
             grader_version=task.grader_hash,
             ok=True,
@@ -126,9 +191,34 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
             checks=[CheckResult(**c.as_dict()) for c in checks],
             created_at=now_iso(),
             duration_s=duration,
-        )
+        ), pending
     except (ValueError, KeyError, TypeError) as e:  # pydantic's ValidationError is a ValueError
         return failed(f"grader result is malformed: {e}")
+
+
+class _ChannelReader:
+    """Drains the harness's result pipe in a thread while the sandbox runs (a result larger
+    than the pipe's buffer would otherwise block the harness): at most MAX_RESULT_BYTES kept."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._thread = threading.Thread(target=self._drain, name="grade-result", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        try:
+            while chunk := os.read(self._fd, 1 << 16):
+                self._size += len(chunk)
+                if self._size <= MAX_RESULT_BYTES:
+                    self._chunks.append(chunk)
+        finally:
+            os.close(self._fd)
+
+    def finish(self) -> tuple[bytes, bool]:
+        self._thread.join()
+        return b"".join(self._chunks), self._size > MAX_RESULT_BYTES
 
 
 def _tail(path: Path, n: int = 1500) -> str:

@@ -7,13 +7,17 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 from lastexam.envs import manage as envs
+from lastexam.errors import LastexamError
+from lastexam.grading.probe import answers_from_checks
 from lastexam.layout import RunPaths
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.policy import POLICY, agent_kind
+from lastexam.run.probing import Prober
 from lastexam.run.session import new_run_id, open_run
 from lastexam.run.workspace import RunWorkArea
 from lastexam.store.db import Store
@@ -34,9 +38,18 @@ class Regraded:
 
 
 def regrade_run(
-    run_dir: Path, tasks: list[str] | None = None, on_trial: Callable[[Regraded], None] | None = None
+    run_dir: Path, tasks: list[str] | None = None, on_trial: Callable[[Regraded], None] | None = None,
+    *, probe_model: str | None = None, reprobe: bool = False,
 ) -> list[Regraded]:
-    with open_run(new_run_id("regrade"), run_dir) as session:
+    """Model probes' recorded answers are replayed; a probe not asked before, or every probe
+    with `reprobe`, goes to `probe_model` (default: the run's own)."""
+    with open_run(new_run_id("regrade"), run_dir) as session, ExitStack() as stack:
+        stored = session.store.run()
+        model = probe_model or (stored[1].probe_model if stored else "")
+        if reprobe and not model:
+            raise LastexamError("--reprobe needs a probe model (--probe-model PROVIDER:MODEL)",
+                                path=run_dir)
+        prober = stack.enter_context(Prober(model, run_dir / "probes")) if model else None
         results = []
         # One Task per folder: its hashes (grader version, pristine inputs) are computed once.
         tasks_by_path: dict[str, Task] = {}
@@ -44,7 +57,7 @@ def regrade_run(
             if tasks and record.key.task_id not in tasks:
                 continue
             result = _regrade_one(session.store, run_dir, session.area, session.provider, record,
-                                  tasks_by_path)
+                                  tasks_by_path, prober, reprobe)
             results.append(result)
             if on_trial:
                 on_trial(result)
@@ -53,7 +66,7 @@ def regrade_run(
 
 def _regrade_one(
     store: Store, run_dir: Path, area: RunWorkArea, provider, record: TrialRecord,
-    tasks_by_path: dict[str, Task],
+    tasks_by_path: dict[str, Task], prober: Prober | None = None, reprobe: bool = False,
 ) -> Regraded:
     old_version = record.grade.grader_version if record.grade else ""
     folder = RunPaths(run_dir).trial(record.trial_id)
@@ -84,8 +97,10 @@ def _regrade_one(
     else:  # recorded before the inputs' state was kept: taken as untampered
         after = dict(task.input_hashes)
         note = "inputs state not stored: taken as untampered"
+    answers = {} if reprobe or record.grade is None else answers_from_checks(record.grade.checks)
     g = grade(provider, area, GradeRequest(task, env, output, after, work / "grade",
-                                           f"{area.root.name}.{record.trial_id}"))
+                                           f"{area.root.name}.{record.trial_id}",
+                                           probe_answers=answers, prober=prober))
     kind = ending if g.ok else "grader_failed"
     policy = POLICY[kind]
     store.add_grade(record.trial_id, g, kind, policy.status, policy.counts)

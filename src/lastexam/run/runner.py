@@ -18,6 +18,7 @@ from lastexam.gateway.providers import PROVIDERS, SCRIPTED, parse_model
 from lastexam.gateway.server import Gateway, check_model
 from lastexam.layout import STAGING_PREFIX, RunPaths
 from lastexam.run.policy import RunAborted
+from lastexam.run.probing import probe_context
 from lastexam.run.session import new_run_id, open_run
 from lastexam.run.trial import TrialPlan
 from lastexam.sandbox.base import SandboxProvider
@@ -67,9 +68,13 @@ def uses_gateway(plans: list[TrialPlan]) -> bool:
     return any(p.model is not None and p.agent.wire_for(p.model) is not None for p in plans)
 
 
-def check_ready(plans: list[TrialPlan], provider: SandboxProvider) -> None:
+def check_ready(plans: list[TrialPlan], provider: SandboxProvider, probe_model: str = "") -> None:
     """Stop before any agent starts if something the trials need is missing."""
     problems = [f"sandbox: {p}" for p in provider.preflight()]
+    probing = sorted({p.task.id for p in plans if p.task.uses_probes})
+    if probing and not probe_model:
+        problems.append(f"tasks {', '.join(probing)} grade with model probes: give --probe-model "
+                        "PROVIDER:MODEL (docs/task-format.md, 'Model probes')")
     if any(p.desktop is not None for p in plans):
         problems += [f"desktop: {m}" for m in desktop_launch.missing()]
     # Agents that work through a model use the screen through the computer tools.
@@ -123,15 +128,16 @@ def execute(
         plans = plan_trials(tasks, config)
         with open_run(
             run_id, run_dir, create=None if resume else config, store=store,
-            sandbox=config.sandbox, ready=lambda provider: check_ready(plans, provider),
-        ) as session:
+            sandbox=config.sandbox,
+            ready=lambda provider: check_ready(plans, provider, config.probe_model),
+        ) as session, probe_context(config.probe_model, plans, run_dir) as prober:
             store = session.store
             if uses_gateway(plans):
                 gateway = Gateway(session.area.gateway_socket())
                 gateway.start()
             done = _clean_unfinished(run_dir, store)
             todo = [p for p in plans if p.key.trial_id not in done]
-            runner = session.trial_runner(gateway, config.max_retries)
+            runner = session.trial_runner(gateway, config.max_retries, prober)
             total, finished = len(plans), len(plans) - len(todo)
             if on_progress:
                 on_progress(finished, total, None)

@@ -20,6 +20,7 @@ from lastexam.gateway.server import Gateway
 from lastexam.paths import package_dir
 from lastexam.run.faults import point
 from lastexam.run.leftovers import claim_run, remove_leftovers, sweep_dead_runs
+from lastexam.run.probing import Prober
 from lastexam.run.trial import TrialRunner
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import SandboxProvider
@@ -88,10 +89,12 @@ class RunSession:
             sandbox=self.provider.settings(), host=host_facts(),
         )
 
-    def trial_runner(self, gateway: Gateway | None = None, max_retries: int = 2) -> TrialRunner:
+    def trial_runner(self, gateway: Gateway | None = None, max_retries: int = 2,
+                     prober: Prober | None = None) -> TrialRunner:
         return TrialRunner(
             run_id=self.run_id, run_dir=self.run_dir, store=self.store, provider=self.provider,
             area=self.area, repro=self.repro(), gateway=gateway, max_retries=max_retries,
+            prober=prober,
         )
 
 

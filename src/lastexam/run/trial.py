@@ -8,8 +8,10 @@ import shutil
 import sqlite3
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lastexam.agents.base import Agent, AgentContext
 from lastexam.desktop import launch as desktop_launch
@@ -25,6 +27,7 @@ from lastexam.run.faults import point
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.model_access import ModelAccess, open_access, save_trajectory
 from lastexam.run.policy import POLICY, RunAborted, agent_kind, disk_full, infra_kind
+from lastexam.run.probing import Prober
 from lastexam.run.workspace import RunWorkArea, TrialWorkspace
 from lastexam.sandbox.base import (
     Mount,
@@ -81,6 +84,9 @@ class TrialRunner:
     fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)
 
     max_retries: int = 2  # cap on the policy's retries (--max-retries)
+    prober: Prober | None = None  # answers graders' model probes (--probe-model)
+    # Probe answers recorded for a task, replayed in its gradings (validate: probes.json).
+    recorded_probes: Callable[[Task], dict[str, dict[str, Any]]] | None = None
 
     def run(self, plan: TrialPlan) -> TrialRecord:
         """Run the trial, retrying infrastructure failures as the error policy says, then
@@ -203,7 +209,8 @@ class TrialRunner:
                     self.area,
                     GradeRequest(
                         task, plan.env, ws.trial.output, after, ws.grade,
-                        f"{self.run_id}.{trial_id}.grade",
+                        f"{self.run_id}.{trial_id}.grade", prober=self.prober,
+                        probe_answers=self.recorded_probes(task) if self.recorded_probes else {},
                     ),
                 )
                 if not grade_record.ok:

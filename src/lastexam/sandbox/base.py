@@ -37,6 +37,9 @@ class SandboxRequest:
     stdout: Path
     stderr: Path
     watch: list[Path] = field(default_factory=list)
+    # Host descriptors the command inherits under the same numbers (e.g. the write end of a
+    # pipe the host reads); the caller keeps and closes its own copies.
+    pass_fds: tuple[int, ...] = ()
 
 
 @dataclass

@@ -235,7 +235,7 @@ class BwrapProvider:
                     stderr=err,
                     env=env,
                     start_new_session=True,
-                    pass_fds=tuple(fd for fd in (status_w, gate_r, seccomp_fd) if fd >= 0),
+                    pass_fds=tuple(fd for fd in (status_w, gate_r, seccomp_fd) if fd >= 0) + req.pass_fds,
                 )
         except OSError as e:
             for fd in (status_r, gate_w):

@@ -237,6 +237,7 @@ class RunConfig(BaseModel):
     max_tokens: int | None = Field(None, gt=0)  # per trial, enforced by the gateway
     max_retries: int = Field(2, ge=0, le=10)  # cap on the error policy's retries per trial
     desktop: bool = False  # a desktop in every trial, GUI task or not (`lastexam run --desktop`)
+    probe_model: str = ""  # PROVIDER:MODEL that answers graders' model probes (grading/probe.py)
     # An experiment's agent x model matrix; empty: the one cell agent/model/agent_args above.
     cells: list[RunCell] = []
     experiment: str | None = None  # the experiment file's name, when run from one

@@ -78,6 +78,14 @@ class Task:
         }
 
     @cached_property
+    def uses_probes(self) -> bool:
+        """The grader asks model probes (grading/probe.py): a run needs a probe model."""
+        try:
+            return ".probe(" in self.grader.read_text(errors="replace")
+        except OSError:
+            return False
+
+    @cached_property
     def grader_hash(self) -> str:
         """The grader version: the grader and its reference, nothing the agent could change."""
         h = hashlib.sha256()

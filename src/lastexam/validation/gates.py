@@ -22,6 +22,7 @@ from lastexam.task.load import Task, load_task
 from lastexam.validation import conformance as cf
 from lastexam.validation.fixture_build import build_fixture_output, has_make_script
 from lastexam.validation.fixtures import Fixture, FixtureSpec, negative_fixtures, positive_fixtures
+from lastexam.validation.probes import RecordedProbes
 from lastexam.validation.selection import ALL_GATES, GateSelection
 
 MIN_NEGATIVE_FIXTURES = 2
@@ -118,6 +119,7 @@ class Validator:
 
     runner: TrialRunner
     canaries: cf.Canaries = field(default_factory=dict)
+    probes: RecordedProbes = field(default_factory=RecordedProbes)
 
     @property
     def area(self) -> RunWorkArea:
@@ -141,6 +143,11 @@ class Validator:
             env = envs.load(task.spec.environment, task.path)
         except LastexamError as e:
             report.add("environment", False, e.render())
+            return report
+        try:
+            self.probes.of(task)
+        except LastexamError as e:
+            report.add("recorded probe answers", False, e.render())
             return report
         missing = env.missing()
         if task.spec.gui:  # its trials run on a desktop: the machine's part of its environment
@@ -173,12 +180,19 @@ class Validator:
             cf.generator_gate(self, task, env, report)
         if select.runs("blas"):
             cf.blas_gate(self, task, env, report)
+        if saved := self.probes.save(task):
+            # The folder changed under the validation: its result must not be recorded as is.
+            report.add("probe answers recorded beforehand", False,
+                       f"the probe model answered new questions, written to {saved}: review them, "
+                       "then validate again")
         return report
 
     def _trial(self, task: Task, env: envs.Environment, agent_name: str, attempt: int = 1):
         agent = get_agent(agent_name)
         key = TrialKey(task_id=task.id, agent=agent_name, attempt=attempt)
-        return self.runner.run(TrialPlan(task, key, agent, {}, task.spec.timeout_s, env))
+        record = self.runner.run(TrialPlan(task, key, agent, {}, task.spec.timeout_s, env))
+        self.probes.add(task, record.grade)
+        return record
 
     def _grade_dir(self, task: Task, env: envs.Environment, output: Path, tag: str) -> GradeRecord:
         return self._grade_copy(task, env, self._grading_copy(task, output, tag), tag)
@@ -200,8 +214,11 @@ class Validator:
         for p in [copy, *copy.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
         pristine = dict(task.input_hashes)  # a fixture's inputs are the task's own
-        req = GradeRequest(task, env, copy, pristine, work / "grade", f"{self.runner.run_id}.{task.id}.{tag}")
-        return grade(self.runner.provider, self.area, req)
+        req = GradeRequest(task, env, copy, pristine, work / "grade", f"{self.runner.run_id}.{task.id}.{tag}",
+                           probe_answers=self.probes.of(task), prober=self.runner.prober)
+        g = grade(self.runner.provider, self.area, req)
+        self.probes.add(task, g)
+        return g
 
     def _fixture_output(
         self, task: Task, env: envs.Environment, fx: Fixture, oracle_output: Path, tag: str

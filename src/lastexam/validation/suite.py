@@ -7,12 +7,14 @@ import datetime as dt
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lastexam.envs.manage import environments_dir
 from lastexam.errors import LastexamError
 from lastexam.layout import RunPaths
+from lastexam.run.probing import Prober
 from lastexam.run.session import new_run_id, open_run
 from lastexam.store.models import RunConfig
 from lastexam.task.load import load_task
@@ -96,6 +98,7 @@ def validate_tasks(
     keep: Path | None = None,
     on_report=None,
     selections: dict[Path, GateSelection] | None = None,
+    probe_model: str = "",
 ) -> list[TaskReport]:
     """Validate task folders in a throwaway run (kept in `keep` when given), each with every
     gate or with the gates `selections` gives for it."""
@@ -106,8 +109,11 @@ def validate_tasks(
     reports: list[TaskReport] = []
     try:
         with open_run(new_run_id("validate"), run_dir, create=config) as session, \
-                ThreadPoolExecutor(concurrency) as pool:
-            validator = Validator(session.trial_runner(), cf.suite_canaries(folders))
+                ExitStack() as stack, ThreadPoolExecutor(concurrency) as pool:
+            prober = stack.enter_context(Prober(probe_model, run_dir / "probes")) if probe_model else None
+            runner = session.trial_runner(prober=prober)
+            validator = Validator(runner, cf.suite_canaries(folders))
+            runner.recorded_probes = validator.probes.of
             chosen = selections or {}
             jobs = [pool.submit(validator.validate, f, chosen.get(f, ALL_GATES)) for f in folders]
             for job in as_completed(jobs):
