@@ -90,6 +90,17 @@ def test_prober_reads_only_a_verdict(tmp_path: Path) -> None:
         Prober("google:gemini-2.5-pro")
 
 
+def test_keyed_turns_label_each_excerpt_in_any_order(tmp_path: Path) -> None:
+    """`when:` turns: a recorded label per excerpt, answered whatever the order of the asks."""
+    path = tmp_path / "labels.yaml"
+    path.write_text(json.dumps({"turns": [
+        {"when": "total 12", **verdict("yes")}, {"when": "total 13", **verdict("no")},
+        verdict("yes")]}))
+    with Prober(f"scripted:{path}") as p:
+        answers = [p.ask(QUESTION, e)["answer"] for e in ("total 13", "total 12", "total 13", "x")]
+    assert answers == [False, True, False, True]
+
+
 def test_run_asks_records_and_regrade_replays(tmp_path: Path, base_env_ready: None) -> None:
     task = tmp_path / "column-total"
     shutil.copytree(COLUMN_TOTAL, task, ignore=shutil.ignore_patterns("fixtures"))

@@ -236,6 +236,9 @@ class ScriptTurn(BaseModel):
     text: str | None = None  # a final answer
     reasoning: str | None = None
     usage: TurnUsage | None = None
+    # Answers every request whose text contains this, without being consumed (recorded labels,
+    # e.g. a probe's verdict for one excerpt); turns without it answer the others in order.
+    when: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _one_kind(self) -> ScriptTurn:

@@ -14,7 +14,9 @@ import io
 import json
 import tarfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from lastexam.config_file import load_model
 from lastexam.errors import LastexamError
@@ -59,15 +61,24 @@ class ScriptedUpstream:
         self.name = name  # the model name answers carry
         self._next = 0
         self._lock = threading.Lock()
+        numbered = list(enumerate(script.turns, start=1))
+        self._keyed = [(n, t) for n, t in numbered if t.when is not None]
+        self._ordered = [(n, t) for n, t in numbered if t.when is None]
 
-    def _take(self) -> tuple[int, ScriptTurn | None]:
-        """The next turn and its number (from 1), or None once the turns have run out."""
+    def _take(self, req: WireRequest) -> tuple[int, ScriptTurn | None]:
+        """The first `when:` turn the request's text contains, else the next ordered turn, with
+        its number (from 1); None once the ordered turns have run out."""
+        if self._keyed:
+            text = "\n".join(_strings(req.body))
+            for number, turn in self._keyed:
+                if turn.when in text:
+                    return number, turn
         with self._lock:
-            if self._next >= len(self.script.turns):
+            if self._next >= len(self._ordered):
                 return 0, None
-            turn = self.script.turns[self._next]
+            number, turn = self._ordered[self._next]
             self._next += 1
-            return self._next, turn
+            return number, turn
 
     def upper_bound(self, wire: Wire, req: WireRequest) -> Usage:
         """Nothing: a script bills no one (what its turns claim is charged when answered)."""
@@ -80,7 +91,7 @@ class ScriptedUpstream:
         if not wire.tools(req):
             reply = Reply(text=SIDE_ANSWER)
         else:
-            number, turn = self._take()
+            number, turn = self._take(req)
             try:
                 reply = self._reply(turn, wire, req)
             except ValueError as e:
@@ -157,3 +168,15 @@ def _logged(chunks: list[bytes], stream: bool) -> object:
         parser.feed(c)
     parser.close()
     return parser.events
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a request body, depth first (what a `when:` turn is matched against)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
