@@ -112,5 +112,10 @@ def test_coverage_places_each_task_in_its_subdomain_and_flags_gaps() -> None:
     assert proc.returncode == 1  # 54 subdomains without a task
     shown = json.loads(proc.stdout)
     assert [r["subdomain"] for r in shown if r["tasks"]] == [one.spec.subdomain]
-    assert "Subdomains covered: 1 of 55; without a task:" in run_cli(
-        "tasks", "list", "--markdown", one.path).stdout
+    page = run_cli("tasks", "list", "--markdown", one.path).stdout
+    assert "Subdomains covered: 1 of 55; without a task:" in page
+    # the cluster x tier matrix counts the one task in its cluster and tier only
+    cluster = load_taxonomy().cluster(one.spec.cluster).name
+    row = next(line for line in page.splitlines() if line.startswith(f"| {cluster} |"))
+    assert row == f"| {cluster} | 1 | 0 | 0 | 1 | 1 of 5 |"  # theophylline-nca is near-term
+    assert "| **all** | **1** | **0** | **0** | **1** | **1 of 55** |" in page

@@ -7,6 +7,7 @@ import ast
 from typing import Any
 
 from lastexam.task.load import Task
+from lastexam.task.spec import TIERS
 from lastexam.taxonomy import load_taxonomy
 
 
@@ -72,6 +73,27 @@ def coverage(tasks: list[Task]) -> list[dict[str, Any]]:
     ]
 
 
+def coverage_matrix(tasks: list[Task]) -> list[str]:
+    """Markdown table: per cluster of the taxonomy, tasks by tier and subdomains covered."""
+    tax = load_taxonomy()
+    lines = ["| cluster | " + " | ".join(TIERS) + " | tasks | subdomains covered |",
+             "|---|" + "---:|" * (len(TIERS) + 2)]
+    totals = dict.fromkeys(TIERS, 0)
+    covered_all = 0
+    for c in tax.clusters:
+        mine = [t for t in tasks if t.spec.cluster == c.id]
+        counts = {tier: sum(t.spec.tier == tier for t in mine) for tier in TIERS}
+        covered = len({t.spec.subdomain for t in mine})
+        covered_all += covered
+        for tier in TIERS:
+            totals[tier] += counts[tier]
+        lines.append(f"| {c.name} | " + " | ".join(str(counts[t]) for t in TIERS)
+                     + f" | {len(mine)} | {covered} of {len(c.subdomains)} |")
+    lines.append("| **all** | " + " | ".join(f"**{totals[t]}**" for t in TIERS)
+                 + f" | **{len(tasks)}** | **{covered_all} of {len(tax.subdomains)}** |")
+    return lines
+
+
 def markdown(tasks: list[Task]) -> str:
     rows = sorted((task_row(t) for t in tasks), key=lambda r: (r["cluster"], r["id"]))
     subdomains = coverage(tasks)
@@ -89,6 +111,8 @@ def markdown(tasks: list[Task]) -> str:
         "",
         f"Subdomains covered: {len(subdomains) - len(uncovered)} of {len(subdomains)}"
         + (f"; without a task: {'; '.join(uncovered)}." if uncovered else "."),
+        "",
+        *coverage_matrix(tasks),
         "",
         "| task | cluster | subdomain | tier | software | gui |",
         "|---|---|---|---|---|---|",
