@@ -186,6 +186,13 @@ def _built_fixture(make_sh: str) -> Callable[[Path], None]:
     return breaks
 
 
+def _built_fixture_from_lib(t: Path) -> None:
+    """The same wrong count, made by code in fixtures/lib/ that make.sh calls through FIXTURE_LIB."""
+    (t / "fixtures" / "lib").mkdir()
+    (t / "fixtures" / "lib" / "bump.py").write_text(MAKE_WRONG_COUNT.split("\n", 1)[1].rsplit("EOF", 1)[0])
+    _built_fixture('python3 "$FIXTURE_LIB/bump.py"\n')(t)
+
+
 PARTIAL = "fixtures/negative/partial/fixture.toml"
 PARTIAL_RANGE = "score_min = 0.3\nscore_max = 0.4"
 CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
@@ -241,6 +248,7 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
                            "score 0.666667; failed: count"),
     "made-fixture-fails": (_built_fixture('echo "make.sh broken on purpose" >&2\nexit 3\n'),
                            "positive fixture built", "make.sh: exit 3: make.sh broken on purpose"),
+    "made-fixture-lib": (_built_fixture_from_lib, "positive fixture built", "score 0.666667; failed: count"),
 }
 NOT_INSTALLED = "env-not-installed"  # in a tree of its own, whose environments/ declares it
 DUPLICATES = ("dup-canary-a", "dup-canary-b")

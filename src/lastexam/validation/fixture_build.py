@@ -7,6 +7,8 @@ environment (its PATH and [env] variables), no network, cwd = a copy of the fixt
     ORACLE_OUTPUT  the oracle's output files (read-only)
     TASK_INPUTS    the task's inputs/ (read-only)
     OUT            an empty folder that make.sh fills; it is then graded like a committed output/
+    FIXTURE_LIB    the task's fixtures/lib/ (read-only; empty if it has none): code the task's
+                   make.sh scripts share, so that variants differ by their arguments, not by copies
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from lastexam.sandbox.base import Mount, SandboxProvider
 from lastexam.validation.script_sandbox import ScriptRun, run_script
 
 MAKE_SCRIPT = "make.sh"
+FIXTURE_LIB = "lib"  # fixtures/lib/: shared by the make.sh of the task's fixtures
 MAKE_WALL_S = 600
 
 
@@ -43,17 +46,22 @@ def build_fixture_output(
     shutil.copytree(fixture_dir, work / "fixture", ignore=shutil.ignore_patterns("output", "__pycache__"))
     shutil.copytree(oracle_output, work / "oracle", symlinks=True)
     shutil.copytree(inputs, work / "inputs", symlinks=True)
+    lib = fixture_dir.parent.parent / FIXTURE_LIB
+    if lib.is_dir():
+        shutil.copytree(lib, work / "lib", ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        (work / "lib").mkdir()
     out, why = run_script(provider, env, ScriptRun(
         name=name,
         argv=["bash", f"/fixture/src/{MAKE_SCRIPT}"],
         work=work,
         mounts=[Mount(work / "fixture", "/fixture/src"), Mount(work / "oracle", "/fixture/oracle"),
-                Mount(work / "inputs", "/fixture/inputs")],
+                Mount(work / "inputs", "/fixture/inputs"), Mount(work / "lib", "/fixture/lib")],
         out_at="/fixture/out",
         cwd="/fixture/src",
         wall_s=MAKE_WALL_S,
         log="make",
         variables={"ORACLE_OUTPUT": "/fixture/oracle", "TASK_INPUTS": "/fixture/inputs",
-                   "OUT": "/fixture/out"},
+                   "OUT": "/fixture/out", "FIXTURE_LIB": "/fixture/lib"},
     ))
     return (None, f"make.sh: {why}") if why else (out, "")
