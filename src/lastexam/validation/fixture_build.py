@@ -9,6 +9,8 @@ environment (its PATH and [env] variables), no network, cwd = a copy of the fixt
     OUT            an empty folder that make.sh fills; it is then graded like a committed output/
     FIXTURE_LIB    the task's fixtures/lib/ (read-only; empty if it has none): code the task's
                    make.sh scripts share, so that variants differ by their arguments, not by copies
+    SOLUTION       the task's solution/ (read-only): a variant of the oracle's method edits the
+                   oracle's own script instead of committing a near-copy of it
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ def build_fixture_output(
     shutil.copytree(fixture_dir, work / "fixture", ignore=shutil.ignore_patterns("output", "__pycache__"))
     shutil.copytree(oracle_output, work / "oracle", symlinks=True)
     shutil.copytree(inputs, work / "inputs", symlinks=True)
+    shutil.copytree(fixture_dir.parent.parent.parent / "solution", work / "solution",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     lib = fixture_dir.parent.parent / FIXTURE_LIB
     if lib.is_dir():
         shutil.copytree(lib, work / "lib", ignore=shutil.ignore_patterns("__pycache__"))
@@ -56,12 +60,13 @@ def build_fixture_output(
         argv=["bash", f"/fixture/src/{MAKE_SCRIPT}"],
         work=work,
         mounts=[Mount(work / "fixture", "/fixture/src"), Mount(work / "oracle", "/fixture/oracle"),
-                Mount(work / "inputs", "/fixture/inputs"), Mount(work / "lib", "/fixture/lib")],
+                Mount(work / "inputs", "/fixture/inputs"), Mount(work / "lib", "/fixture/lib"),
+                Mount(work / "solution", "/fixture/solution")],
         out_at="/fixture/out",
         cwd="/fixture/src",
         wall_s=MAKE_WALL_S,
         log="make",
         variables={"ORACLE_OUTPUT": "/fixture/oracle", "TASK_INPUTS": "/fixture/inputs",
-                   "OUT": "/fixture/out", "FIXTURE_LIB": "/fixture/lib"},
+                   "OUT": "/fixture/out", "FIXTURE_LIB": "/fixture/lib", "SOLUTION": "/fixture/solution"},
     ))
     return (None, f"make.sh: {why}") if why else (out, "")
