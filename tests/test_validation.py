@@ -191,7 +191,7 @@ def _built_fixture_from_lib(t: Path) -> None:
     once it has found the oracle's solve.sh in SOLUTION."""
     (t / "fixtures" / "lib").mkdir()
     (t / "fixtures" / "lib" / "bump.py").write_text(MAKE_WRONG_COUNT.split("\n", 1)[1].rsplit("EOF", 1)[0])
-    _built_fixture('test -f "$SOLUTION/solve.sh"\npython3 "$FIXTURE_LIB/bump.py"\n')(t)
+    _built_fixture('test -f "$SOLUTION/solve.sh" || exit 9\npython3 "$FIXTURE_LIB/bump.py"\n')(t)
 
 
 PARTIAL = "fixtures/negative/partial/fixture.toml"
