@@ -8,7 +8,7 @@ import argparse
 import csv
 import json
 import random
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from monitor import expected
@@ -30,7 +30,7 @@ HIGH_RISK = ["IR", "KP", "MM", "SY", "YE", "AF"]
 OTHER_CTRY = ["GB", "DE", "FR", "CA", "MX", "JP", "IE", "AE", "SG", "CH"]
 BRANCHES = [("NYC-05", "-05:00", "-04:00"), ("CHI-02", "-06:00", "-05:00"),
             ("DEN-01", "-07:00", "-06:00"), ("LAX-03", "-08:00", "-07:00")]
-DST = (datetime(YEAR, 3, 9, 7, tzinfo=timezone.utc), datetime(YEAR, 11, 2, 6, tzinfo=timezone.utc))
+DST = (datetime(YEAR, 3, 9, 7, tzinfo=UTC), datetime(YEAR, 11, 2, 6, tzinfo=UTC))
 
 
 def offset_for(branch: tuple[str, str, str], t: datetime) -> str:
@@ -78,7 +78,7 @@ class Book:
 
 
 def rand_time(rng: random.Random) -> datetime:
-    start = datetime(YEAR, 1, 2, tzinfo=timezone.utc)
+    start = datetime(YEAR, 1, 2, tzinfo=UTC)
     return start + timedelta(minutes=rng.randrange(0, 360 * 24 * 60))
 
 
@@ -113,8 +113,9 @@ def rate_on(fx: list[dict], ccy: str, day: date) -> float:
 
 def plant(book: Book, ids: list[str], fx: list[dict]) -> None:
     ny, chi, den, la = BRANCHES
-    u = timezone.utc
-    # Structuring, true: a plain burst; a 4-deposit burst then a later 3; one over 3 calendar days.
+    u = UTC
+    # Structuring, true: a plain burst; a 5-deposit burst (one alert, the last two too few);
+    # one spanning 3 calendar days inside 48 h.
     burst(book, ids[0], datetime(YEAR, 2, 11, 15, tzinfo=u), [0, 20, 41], [9400, 9150, 9800], [ny] * 3)
     burst(book, ids[1], datetime(YEAR, 4, 14, 14, tzinfo=u), [0, 9, 26, 40, 44],
           [9900, 9200, 8700, 9600, 9950], [chi] * 5)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bisect
 import unicodedata
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 STRUCT_LO, STRUCT_HI, STRUCT_SUM, STRUCT_N = 3000.0, 10000.0, 25000.0, 3
 RAPID_MIN, RAPID_SHARE = 25000.0, 0.80
@@ -15,7 +15,7 @@ TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "sheikh", "hon", "gen"
 
 
 def utc(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(timezone.utc)
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC)
 
 
 def jaro_winkler(a: str, b: str) -> float:
