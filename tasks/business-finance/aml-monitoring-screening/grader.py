@@ -96,7 +96,7 @@ def grade(ctx: GradeContext) -> Rubric:
     r.check("screening matches at or above 0.92 exactly (customer and list entry)", 1.5,
             seen_hits.coverage(want_hits))
     r.check("disposition of every match (DOB, year-only DOB, nationality)", 1.5, all_of(
-        [equal(confirmed_seen & set(want_hits), confirmed_want),
+        [equal(sorted(confirmed_seen & set(want_hits)), sorted(confirmed_want)),
          match_rows({k: {"disposition": cell(v, "disposition").upper()} for k, v in seen_hits.items()},
                     want_hits, ["disposition"], exact=True)]))
     r.check(f"match scores within {SCORE_ABS}", 0.5, match_rows(seen_hits, want_hits, ["score"], abs=SCORE_ABS))
