@@ -1,5 +1,5 @@
-"""Seeded generator of an appellate brief (PDF), the cited opinions, and the reference Table of
-Authorities with the one misdescribed holding (reference/).
+"""Seeded generator of an appellate brief (PDF), the cited opinions (material/), and the reference
+Table of Authorities with the one misdescribed holding (reference/).
 
     python3 generate.py --out DIR
 
@@ -54,7 +54,7 @@ MATCH = {"harlan-mercer": "512 F.3d 877", "harlan-doyle": "88 F.4th 301", "okafo
          "usc1291": "28 U.S.C. § 1291", "usc1983": "42 U.S.C. § 1983", "ccp425": "§ 425.16",
          "frcp12": "Civ. P. 12", "frap4": "App. P. 4", "tribe": "Tribe", "marsh": "Marsh"}
 
-# What each opinion holds, what the brief's parenthetical says, and a dictum/dissent beside it.
+# What each opinion holds (material/<key>.txt) and what the brief's parenthetical says it holds.
 OPINIONS = {
     "harlan-mercer": ("a carrier's written notice of termination is effective when mailed, not when received",
                       "holding that notice of termination is effective upon mailing"),
@@ -72,7 +72,6 @@ OPINIONS = {
                   "protected activity supplies an element of the claim",
                   "holding that protected activity must supply an element of the claim"),
 }
-DISSENT = {"okafor": "an insurer that conditions payment of policy limits on a recorded statement acts in bad faith"}
 
 FILLER = [
     "The district court did not engage with this line of authority.",
@@ -180,16 +179,9 @@ def main() -> None:
     (out / "inputs" / "opinions").mkdir(parents=True, exist_ok=True)
     (out / "reference").mkdir(parents=True, exist_ok=True)
     write_pdf(out / "inputs" / "brief.pdf", body)
-    for k, (holding, _) in OPINIONS.items():
-        name = AUTH[k][1]
-        text = [f"{name}", "", "OPINION", "",
-                "The question presented is whether the judgment below can stand on the undisputed facts.",
-                "", f"We hold that {holding}.", "",
-                "We note, without deciding, that a different rule might apply where the parties had agreed otherwise "
-                "in writing; that question is not before us.", ""]
-        if k in DISSENT:
-            text += ["DISSENT", "", f"I respectfully dissent. I would hold that {DISSENT[k]}.", ""]
-        (out / "inputs" / "opinions" / f"{k}.txt").write_text("\n".join(text), encoding="utf-8")
+    for k in OPINIONS:  # the opinions' texts are the author's (material/), headed by their citation
+        body = (HERE / "material" / f"{k}.txt").read_text(encoding="utf-8")
+        (out / "inputs" / "opinions" / f"{k}.txt").write_text(f"{AUTH[k][1]}\n\nOPINION\n\n{body}", encoding="utf-8")
 
     used = {k: sorted(v) for k, v in pages.items() if v}
     ref = {"canary": CANARY, "passim": PASSIM, "categories": ["Cases", "Statutes", "Rules", "Other Authorities"],

@@ -21,13 +21,14 @@ ORDER = ["exact", "fuzzy-100", "95-99", "85-94", "75-84", "new"]
 
 
 def levenshtein(a: str, b: str) -> int:
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
+    """Edit distance with one row updated in place (diag keeps the previous row's j-1)."""
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        diag, row[0] = row[0], i
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            diag, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diag + cost)
+    return row[-1]
 
 
 def score(a: str, b: str) -> float:
