@@ -50,7 +50,7 @@ SATURATION = {"paid_search": 45000.0, "paid_social": 50000.0, "display": 30000.0
 
 
 def _case_variant(rng: np.random.Generator, text: str) -> str:
-    pick = rng.integers(0, 10)
+    pick = rng.integers(0, 30)
     if pick == 0:
         return text.upper()
     if pick == 1:
