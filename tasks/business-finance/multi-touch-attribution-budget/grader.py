@@ -84,7 +84,7 @@ def grade(ctx: GradeContext) -> Rubric:
     budget, budget_ok = load_json(ctx.out("budget.json"))
     r.gate("attribution.csv has the required columns and budget.json is a JSON object", all_of([rows_ok, budget_ok]))
     seen = rows_by(rows, lambda row: row["channel"].strip())
-    r.gate("Markov-attributed revenue of every channel within 1 % of total Q1 revenue",
+    r.gate("Markov-attributed revenue of every row, (direct) included, within 1 % of total Q1 revenue",
            match_rows(seen, want, ["markov"], abs=CRUX_SHARE * total_rev))
     alloc, alloc_ok = _allocation(budget, paid)
     r.gate("budget.json allocates an amount to each paid channel and nothing else", alloc_ok)
