@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime
 import json
 import shutil
-import datetime
+import sys
 import types
 import uuid
-import sys
 from pathlib import Path
 
 import awkward as ak
@@ -91,8 +91,8 @@ def triggers(rng: np.random.Generator, c: dict[str, list]) -> dict[str, np.ndarr
     n = len(c["pt"])
     iso_mu, dimu, mu8 = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool)
     for i in range(n):
-        pts = [p for p, e, s in zip(c["pt"][i], c["eta"][i], c["iso"][i]) if abs(e) < 2.4]
-        isos = [p for p, e, s in zip(c["pt"][i], c["eta"][i], c["iso"][i]) if abs(e) < 2.4 and s < 0.2]
+        pts = [p for p, e, s in zip(c["pt"][i], c["eta"][i], c["iso"][i], strict=True) if abs(e) < 2.4]
+        isos = [p for p, e, s in zip(c["pt"][i], c["eta"][i], c["iso"][i], strict=True) if abs(e) < 2.4 and s < 0.2]
         iso_mu[i] = any(p > 24 for p in isos) and rng.random() < 0.94
         dimu[i] = len(isos) >= 2 and isos[0] > 17 and isos[1] > 8 and rng.random() < 0.92
         mu8[i] = any(p > 8 for p in pts) and rng.random() < 0.05
@@ -176,7 +176,7 @@ def write_lumi_csv(path: Path, table: list[tuple[int, int, float]]) -> None:
         f.write("#run:fill,ls,time,beamstatus,E(GeV),delivered(/ub),recorded(/ub),avgpu,source\n")
         w = csv.writer(f, lineterminator="\n")
         for k, (run, ls, rec) in enumerate(table):
-            stamp = datetime.datetime.fromtimestamp(t0 + 23 * k, datetime.timezone.utc)
+            stamp = datetime.datetime.fromtimestamp(t0 + 23 * k, datetime.UTC)
             w.writerow([f"{run}:{fills[run]}", f"{ls}:{ls}", stamp.strftime("%m/%d/%y %H:%M:%S"),
                         "STABLE BEAMS", 6800, f"{rec * 1.031:.3f}", f"{rec:.3f}", "38.2", "HFOC"])
         f.write(f"#Summary: {len(table)} lumisections, units /ub\n")
