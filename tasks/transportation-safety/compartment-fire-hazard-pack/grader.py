@@ -16,7 +16,18 @@ more than half the devices, so that the closed-form room quantities earn nothing
 
 from __future__ import annotations
 
-from lastexam.grading import GradeContext, Outcome, Rubric, all_of, as_number, is_empty, load_csv, match_rows, near, rows_by
+from lastexam.grading import (
+    GradeContext,
+    Outcome,
+    Rubric,
+    all_of,
+    as_number,
+    is_empty,
+    load_csv,
+    match_rows,
+    near,
+    rows_by,
+)
 
 ROOM_COLS = ["room_id", "alpha_kw_per_s2", "t_p_s", "hgl_60_c", "hgl_120_c", "hgl_300_c", "qfo_mqh_kw",
              "qfo_babrauskas_kw", "qfo_thomas_kw", "t_flashover_s", "first_activation_s", "activates_before_flashover"]
