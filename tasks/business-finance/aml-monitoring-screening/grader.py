@@ -26,10 +26,16 @@ CASE_COLS = ["customer_id", "alert_count", "scenarios", "sanctions_confirmed", "
 # Totals are stated to the cent; a cent of rounding on each converted deposit of a
 # three-deposit alert is allowed.
 USD_ABS = 0.03
-# Jaro-Winkler libraries differ in the match window and the transposition count by up to
-# about 0.015 on these names; the instruction states 0.02.
-SCORE_ABS = 0.02
-CRUX_F1 = 0.6  # coarse: the alert and confirmed-hit sets mostly right
+# Scores are asked to at least 3 decimals (0.0005 of rounding). The usual Jaro-Winkler
+# variants (match window max//2-1 or max//2, min-length window, DuckDB's built-in, the 0.7
+# boost threshold) give the same score on every pair of these names at or above 0.88, so
+# 0.005 leaves room for rounding without letting one constant pass for every match.
+SCORE_ABS = 0.005
+# Coarse cruxes, one per half of the job: the monitoring found most of the alerts (the
+# structuring scenario, where the data traps are, is half of them: leaving it out fails),
+# and the screening found some of the matches (none at all, or everyone, fails).
+CRUX_ALERT_F1 = 0.7
+CRUX_MATCH_F1 = 0.25
 
 
 def cell(row: dict, name: str) -> str:
@@ -74,12 +80,12 @@ def grade(ctx: GradeContext) -> Rubric:
     want_hits = {(h["customer_id"], h["entry_id"]): h for h in ref["hits"]}
     confirmed_seen = {k for k, row in seen_hits.items() if cell(row, "disposition").upper() == "CONFIRMED"}
     confirmed_want = {k for k, h in want_hits.items() if h["disposition"] == "CONFIRMED"}
-    score = f1(set(seen_alerts) | {("hit", *k) for k in confirmed_seen},
-               set(want_alerts) | {("hit", *k) for k in confirmed_want})
-    # Crux, coarse: the monitoring and screening found most of what the rules find, and
-    # not much else (flagging everyone or no one both fail here).
-    r.gate(f"alerts and confirmed sanctions hits: F1 at least {CRUX_F1}",
-           Outcome(score >= CRUX_F1, f"F1 {score:.3f}", CRUX_F1, round(score, 3)))
+    alert_f1 = f1(set(seen_alerts), set(want_alerts))
+    r.gate(f"monitoring done: alerts F1 at least {CRUX_ALERT_F1}",
+           Outcome(alert_f1 >= CRUX_ALERT_F1, f"F1 {alert_f1:.3f}", CRUX_ALERT_F1, round(alert_f1, 3)))
+    match_f1 = f1(set(seen_hits), set(want_hits))
+    r.gate(f"screening done: sanctions matches F1 at least {CRUX_MATCH_F1}",
+           Outcome(match_f1 >= CRUX_MATCH_F1, f"F1 {match_f1:.3f}", CRUX_MATCH_F1, round(match_f1, 3)))
 
     for scenario, weight in (("STRUCTURING", 2.0), ("RAPID_MOVEMENT", 1.5), ("HIGH_RISK_CORRIDOR", 1.0)):
         want = {k for k in want_alerts if k[1] == scenario}

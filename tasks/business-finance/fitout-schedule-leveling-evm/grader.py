@@ -17,6 +17,7 @@ from lastexam.grading import (
     Outcome,
     Rubric,
     all_of,
+    as_number,
     equal,
     get,
     load_csv,
@@ -27,6 +28,7 @@ from lastexam.grading import (
     rows_by,
 )
 
+EVM_KEYS = ["bac", "pv", "ev", "ac", "sv", "cv", "spi", "cpi", "eac", "vac", "tcpi"]
 CPM_COLS = ["activity_id", "early_start", "early_finish", "late_start", "late_finish",
             "total_float", "free_float", "critical"]
 MONEY_ABS = 1.0  # the instruction: money within USD 1
@@ -133,6 +135,11 @@ def grade(ctx: GradeContext) -> Rubric:
     r.gate("leveled.csv has the required columns", lev_ok)
     summary, s_ok = load_json(ctx.out("summary.json"))
     r.gate("summary.json parses as a JSON object", s_ok)
+    # A missing figure is a missing deliverable, as a missing file would be.
+    r.gate("summary.json holds both finish dates and every earned-value figure", no_problems(
+        [f"{k}: not a date" for k in ("cpm_finish", "leveled_finish") if parse_day(get(summary, k)) is None]
+        + [f"{k}: not a number" for k in EVM_KEYS if as_number(get(summary, k)) is None],
+        "every figure present"))
     # Crux: a levelled schedule that breaks a link, a crew limit or the calendar is no schedule.
     wdays = work_days(start, holidays)
     r.gate("levelled schedule feasible: calendar, links with their lags, crew limits",
