@@ -53,7 +53,7 @@ def grade(ctx: GradeContext) -> Rubric:
     close = [h for h, want in hydrants.items()
              if (got := as_number(get(seen.get(h), "available_gpm"))) is not None
              and abs(got - want["available_gpm"]) <= COARSE_REL * want["available_gpm"]]
-    r.gate("available fire flows near the re-simulated values (6 of 8 within 10 %)", Outcome(
+    r.gate("available fire flows near the reference EPANET values (6 of 8 within 10 %)", Outcome(
         len(close) >= COARSE_MIN_HYDRANTS, f"{len(close)} of {len(hydrants)} hydrants within 10 %",
         expected=f">= {COARSE_MIN_HYDRANTS}", seen=sorted(close)))
 
