@@ -1,8 +1,8 @@
 """Grader for m-current-neuron-fi.
 
 The reference is an independent NumPy RK4 integration (dt = 0.02 ms) of the exported cell;
-a Brian2 model of the same cell at dt 0.01-0.02 ms (RK4 or exponential Euler) agrees with it
-to 0.1 % on the passive properties and exactly on spike counts and rheobase.
+the Brian2 oracle (RK4, checked at dt 0.01 and 0.02 ms) agrees with it to 0.1 % on the
+passive properties and exactly on spike counts and rheobase.
 
 Tolerances: spike counts +-2 per 300 ms step (integrators and step sizes shift spike times
 near rheobase by a spike or two; a missing temperature correction or a conductance-density
