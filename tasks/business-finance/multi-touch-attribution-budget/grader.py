@@ -39,7 +39,7 @@ CRUX_SHARE = 0.002
 BOUND_SLACK = 0.01
 SUM_SLACK = 0.05
 REVENUE_REL = 1e-4
-BOUNDS = (0.5, 1.5)
+BOUNDS = (0.6, 1.3)
 
 
 def _revenue(alloc: dict, scale: dict, sat: dict) -> float:
@@ -112,7 +112,7 @@ def grade(ctx: GradeContext) -> Rubric:
                       "within bounds", expected=[BOUNDS[0] * spend[c], BOUNDS[1] * spend[c]], seen=alloc.get(c)))
           for c in paid],
     ])
-    r.check("allocation adds up to the Q1 paid total and keeps each channel within 50-150 % of its Q1 spend", 2, feasibility)
+    r.check("allocation adds up to the Q1 paid total and keeps each channel within 60-130 % of its Q1 spend", 2, feasibility)
     # Only a feasible allocation is a budget: its revenue is scored (and, bounded, cannot overflow exp).
     best = _optimum(scale, sat, spend)
     achieved = _revenue(alloc, scale, sat) if feasibility.passed else None
