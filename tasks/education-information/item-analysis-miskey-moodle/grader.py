@@ -10,6 +10,9 @@ the miskey left in all break it).
 
 from __future__ import annotations
 
+import html
+import re
+
 from lastexam.grading import (
     GradeContext,
     Outcome,
@@ -38,6 +41,12 @@ def _scores_exact(seen: dict, want: dict) -> tuple[float, Outcome]:
                           seen=round(share, 4))
 
 
+def _plain(text: str | None) -> str:
+    """The text of a Moodle <text> element: HTML tags dropped and entities decoded, as an
+    answer in format="html" is stored (`<p>3</p>`)."""
+    return html.unescape(re.sub(r"<[^>]*>", "", text or "")).strip()
+
+
 def _quiz(root: object, items: list[dict], bank: dict) -> Outcome:
     """Each item once, multichoice, the stem, its four options, the right one alone at 100."""
     if root is None or getattr(root, "tag", None) != "quiz":
@@ -54,10 +63,10 @@ def _quiz(root: object, items: list[dict], bank: dict) -> Outcome:
         if q is None:
             problems.append(f"{it['item_id']}: no multichoice question")
             continue
-        stem = (q.findtext("questiontext/text") or "").strip()
+        stem = _plain(q.findtext("questiontext/text"))
         if bank[it["item_id"]]["stem"] not in stem:
             problems.append(f"{it['item_id']}: stem missing")
-        answers = [((a.findtext("text") or "").strip(), as_number(a.get("fraction"))) for a in q.findall("answer")]
+        answers = [(_plain(a.findtext("text")), as_number(a.get("fraction"))) for a in q.findall("answer")]
         texts = sorted(t for t, _ in answers)
         right = [t for t, f in answers if f == 100]
         others = [f for _, f in answers if f != 100]

@@ -17,7 +17,7 @@ LOOKBACK = timedelta(days=30)
 HALF_LIFE = timedelta(days=7)
 EXTRACT_END = datetime(2026, 4, 1, tzinfo=UTC)
 DIRECT = "(direct)"
-BOUNDS = (0.5, 1.5)
+BOUNDS = (0.6, 1.3)
 
 
 def load(inputs: Path):
