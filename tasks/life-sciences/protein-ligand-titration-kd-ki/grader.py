@@ -50,6 +50,8 @@ def log_near(seen: object, expected: float, tol: float) -> Outcome:
 
 def steps_key(text: object) -> str:
     parts = [p.strip() for p in str(text or "").replace(",", ";").split(";") if p.strip()]
+    numbers = [as_number(p) for p in parts]
+    parts = [str(int(n)) if n is not None and n == int(n) else p for p, n in zip(parts, numbers, strict=True)]
     return ";".join(sorted(parts, key=lambda p: (len(p), p)))
 
 
