@@ -108,6 +108,11 @@ def directives(s: str) -> list[str]:
     return sorted(C_FORMAT.findall(s))
 
 
+def forms(e: dict) -> list[str]:
+    """The translation of a TM entry: [msgstr], or [msgstr[0], msgstr[1]] for a plural one."""
+    return [e["msgstr[0]"], e["msgstr[1]"]] if e.get("msgid_plural") else [e.get("msgstr", "")]
+
+
 def entry_text(e: dict, flags: list[str]) -> str:
     lines = [f"#, {', '.join(flags)}"] if flags else []
     if e.get("msgctxt"):
@@ -181,7 +186,7 @@ def main() -> None:
             matches = [j for j, t in enumerate(tm) if (t.get("msgctxt", ""), t["msgid"]) == key]
         ref_entries.append({"msgctxt": key[0], "msgid": e["msgid"], "msgid_plural": e.get("msgid_plural", ""),
                             "band": band, "similarity": round(best, 6),
-                            "tm_msgstr": [tm[j].get("msgstr", tm[j].get("msgstr[0]", "")) for j in matches],
+                            "tm_forms": [forms(tm[j]) for j in matches],
                             "directives": directives(e["msgid"])})
         c = counts.setdefault(band, [0, 0])
         c[0] += 1

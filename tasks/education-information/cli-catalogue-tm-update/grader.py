@@ -4,7 +4,9 @@ Leverage has one right answer under the instruction's rules (reference/leverage.
 generator's own scoring), so the catalogue is checked entry by entry and the analysis exactly.
 Only the quality of the brand-new translations is beyond code: after every deterministic gate,
 one narrow model probe for each of the three longest new singular messages asks whether it is
-faithful.
+faithful, and a fourth asks it of the other new messages together, so that every new message is
+reviewed. The excerpts quote the entries as PO text (escaped), so that a translation cannot
+forge lines of its own excerpt.
 """
 
 from __future__ import annotations
@@ -21,11 +23,35 @@ C_FORMAT = re.compile(r"%(?:\d+\$)?[-+ #0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|
                       r"|%<PRI[a-zA-Z0-9]+>")
 QUESTION = ("Is the Spanish msgstr in the excerpt a faithful translation of the English msgid, with no "
             "meaning added, lost or reversed?")
-N_PROBES = 3
+QUESTION_REST = ("Is every Spanish msgstr in the excerpt (for msgid_plural, both msgstr[0] and msgstr[1]) a faithful "
+                 "translation of the English msgid above it, with no meaning added, lost or reversed?")
+N_PROBES = 3  # the longest new singular messages, each on its own; then the rest in one probe
+ENGLISH_KEPT = 0.5  # a "translation" that keeps this share of the msgid's words is the English
 
 
 def directives(s: str) -> list[str]:
     return sorted(C_FORMAT.findall(s or ""))
+
+
+def forms_of(e, want: dict) -> list[str]:
+    return [e.msgstr_plural.get(0, ""), e.msgstr_plural.get(1, "")] if want["msgid_plural"] else [e.msgstr]
+
+
+def english_words(s: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z]{4,}", s)}
+
+
+def po_quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+def excerpt_of(e, key: tuple[str, str], want: dict) -> str:
+    """The entry as PO text, the agent's strings escaped as in the file."""
+    if not want["msgid_plural"]:
+        return f"msgid {po_quote(key[1])}\nmsgstr {po_quote(e.msgstr)}"
+    f0, f1 = forms_of(e, want)
+    return (f"msgid {po_quote(key[1])}\nmsgid_plural {po_quote(want['msgid_plural'])}\n"
+            f"msgstr[0] {po_quote(f0)}\nmsgstr[1] {po_quote(f1)}")
 
 
 def read_po(path) -> tuple[dict | None, object, str]:
@@ -63,13 +89,18 @@ def term_pattern(es: str) -> re.Pattern:
 
 def translated_ok(e, want: dict) -> str:
     """'' when a new entry is translated by the rules; else why not."""
-    forms = [e.msgstr_plural.get(0, ""), e.msgstr_plural.get(1, "")] if want["msgid_plural"] else [e.msgstr]
+    forms = forms_of(e, want)
+    source = english_words(f"{want['msgid']} {want['msgid_plural']}")
     if "fuzzy" in e.flags:
         return "flagged fuzzy"
     if any(not f.strip() for f in forms):
         return "untranslated"
     if any(f.strip() in (want["msgid"], want["msgid_plural"]) for f in forms):
         return "the English copied"
+    if any(len(english_words(f) & source) >= ENGLISH_KEPT * len(source) > 0 for f in forms):
+        return "mostly the English words"
+    if any("\n" in f and "\n" not in want["msgid"] for f in forms):
+        return "a line break the English has not"
     if any(directives(f) != want["directives"] for f in forms):
         return "format directives differ"
     return ""
@@ -91,7 +122,8 @@ def grade(ctx: GradeContext) -> Rubric:
     new_keys = [k for k, w in want.items() if w["band"] == "new"]
     bad_new = {k[1]: translated_ok(got[k], want[k]) for k in new_keys if k in got and translated_ok(got[k], want[k])}
     bad_new.update({k[1]: "missing" for k in new_keys if k not in got})
-    r.gate("every new message is translated: not fuzzy, not the English, same format directives, all forms",
+    r.gate("every new message is translated: not fuzzy, not the English, same format directives and line breaks, "
+           "all forms",
                       Outcome(not bad_new, f"{len(bad_new)} of {len(new_keys)} new messages wrong",
                               expected="all translated", seen=dict(list(bad_new.items())[:4]) or None))
 
@@ -99,13 +131,13 @@ def grade(ctx: GradeContext) -> Rubric:
         return [k[1] for k, w in want.items() if k in got and not test(got[k], w)]
 
     exact_bad = mismatches(lambda e, w: w["band"] != "exact" or (
-        "fuzzy" not in e.flags and (e.msgstr if not w["msgid_plural"] else None) in (w["tm_msgstr"] + [None])))
+        "fuzzy" not in e.flags and forms_of(e, w) in w["tm_forms"]))
     r.check("exact matches carried over from the approved TM entry unchanged, not fuzzy", 3,
             Outcome(not exact_bad, f"{len(exact_bad)} wrong", expected=0, seen=exact_bad[:4] or None))
     flag_bad = mismatches(lambda e, w: ("fuzzy" in e.flags) == (w["band"] not in ("exact", "new")))
     r.check("#, fuzzy exactly on the entries of the fuzzy bands (fuzzy-100 to 75-84)", 3,
             Outcome(not flag_bad, f"{len(flag_bad)} entries flagged wrongly", expected=0, seen=flag_bad[:4] or None))
-    fill_bad = mismatches(lambda e, w: w["band"] in ("exact", "new") or e.msgstr in w["tm_msgstr"])
+    fill_bad = mismatches(lambda e, w: w["band"] in ("exact", "new") or forms_of(e, w) in w["tm_forms"])
     r.check("fuzzy entries pre-filled with the translation of a best-scoring TM entry", 2,
             Outcome(not fill_bad, f"{len(fill_bad)} wrong", expected=0, seen=fill_bad[:4] or None))
 
@@ -136,14 +168,16 @@ def grade(ctx: GradeContext) -> Rubric:
             Outcome(bool(loaded) and not wrong, loaded.message if not loaded else f"wrong bands: {wrong}",
                     expected=ref["analysis"], seen=wrong or None))
 
-    # The reviewer's question, only for a catalogue that passed every gate.
+    # The reviewer's questions, only for a catalogue that passed every gate.
     longest = sorted((k for k in new_keys if not want[k]["msgid_plural"]), key=lambda k: (-len(k[1]), k))[:N_PROBES]
-    singles = [k for k in new_keys if k in longest]
-    for i, k in enumerate(singles, 1):
-        name = f"reviewer: new message {i} is a faithful translation"
-        if not all(c.passed for c in r.checks if c.gate):
-            r.check(name, 2, Outcome(False, "not asked: a gate failed"))
+    rest = [k for k in new_keys if k not in longest]
+    asks = [(f"reviewer: new message {i} is a faithful translation", 3, QUESTION, [k])
+            for i, k in enumerate((k for k in new_keys if k in longest), 1)]
+    asks.append((f"reviewer: the other {len(rest)} new messages are faithful translations", 4, QUESTION_REST, rest))
+    gates_ok = all(c.passed for c in r.checks if c.gate)
+    for name, weight, question, keys in asks:
+        if not gates_ok:
+            r.check(name, weight, Outcome(False, "not asked: a gate failed"))
             continue
-        excerpt = f'msgid "{k[1]}"\nmsgstr "{got[k].msgstr}"'
-        r.check(name, 2, ctx.probe(QUESTION, excerpt))
+        r.check(name, weight, ctx.probe(question, "\n\n".join(excerpt_of(got[k], k, want[k]) for k in keys)))
     return r

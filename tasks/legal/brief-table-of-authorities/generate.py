@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 BODY_PAGES = 12
 PASSIM = 5
 MISDESCRIBED = "okafor"
+ID_RATE = 0.25  # chance that a citation repeats the one before it
 
 # key: (category, full citation without pin, short form with "{pin}", sort key, pin range)
 AUTH = {
@@ -90,19 +91,23 @@ def roman(n: int) -> str:
     return ["i", "ii", "iii", "iv"][n - 1]
 
 
-def build(rng: random.Random) -> tuple[list[list[str]], dict[str, set[int]]]:
-    """Body pages as lists of paragraphs, and the pages on which each authority is cited."""
+def build(rng: random.Random) -> tuple[list[list[str]], dict[str, set[int]], list[tuple[int, str, bool]]]:
+    """Body pages as lists of paragraphs, the pages on which each authority is cited, and the
+    citations in order as (page, authority, is "Id.")."""
     keys = list(AUTH)
     cited: set[str] = set()
     pages: dict[str, set[int]] = {k: set() for k in keys}
     last = None
     body = []
+    seq: list[tuple[int, str, bool]] = []
     for p in range(1, BODY_PAGES + 1):
         paras = []
         for _ in range(rng.randint(3, 4)):
             sentences = [rng.choice(FILLER)]
             for _ in range(rng.randint(1, 2)):
                 k = rng.choices(keys, weights=[WEIGHTS[x] for x in keys])[0]
+                if last is not None and rng.random() < ID_RATE:
+                    k = last  # cited again at once: "Id."
                 cat, full, short, _, pins = AUTH[k]
                 pin = rng.randint(*pins) if pins else None
                 if k not in cited:
@@ -122,10 +127,37 @@ def build(rng: random.Random) -> tuple[list[list[str]], dict[str, set[int]]]:
                 sentences.append(f"{signal} {cite}{end}".strip())
                 sentences.append(rng.choice(FILLER))
                 pages[k].add(p)
+                seq.append((p, k, cite.lower().startswith("id.")))
                 last = k
             paras.append(" ".join(sentences))
         body.append(paras)
-    return body, pages
+    return body, pages, seq
+
+
+def table(seq: list[tuple[int, str, bool]], id_to: str) -> dict[str, object]:
+    """The page lists (or passim) of a table whose "Id." resolves to the preceding citation
+    ("previous"), to the last case cited ("last-case"), or is skipped ("skip")."""
+    pages: dict[str, set[int]] = {}
+    last_case = None
+    for p, k, is_id in seq:
+        if is_id and id_to == "skip":
+            continue
+        got = last_case if is_id and id_to == "last-case" else k
+        pages.setdefault(got, set()).add(p)
+        if AUTH[k][0] == "Cases":
+            last_case = k
+    return {k: "passim" if len(v) >= PASSIM else sorted(v) for k, v in pages.items() if k is not None}
+
+
+def traps_hold(seq: list[tuple[int, str, bool]], pages: dict[str, set[int]]) -> bool:
+    """Every authority cited; passim decided at the boundary (one authority on exactly PASSIM pages,
+    one on PASSIM - 1); skipping "Id." changes at least two entries and resolving it to the last
+    case at least two."""
+    right = table(seq, "previous")
+    counts = sorted(len(v) for v in pages.values())
+    changed = {how: sum(table(seq, how).get(k) != v for k, v in right.items()) for how in ("skip", "last-case")}
+    return (all(pages.values()) and PASSIM in counts and PASSIM - 1 in counts
+            and changed["skip"] >= 2 and changed["last-case"] >= 2)
 
 
 def write_pdf(path: Path, body: list[list[str]]) -> None:
@@ -174,8 +206,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", type=Path, default=HERE)
     out = ap.parse_args().out
-    rng = random.Random(SEED)
-    body, pages = build(rng)
+    for attempt in range(1000):  # the first seeded draw in which every trap is live
+        body, pages, seq = build(random.Random(SEED + attempt))
+        if traps_hold(seq, pages):
+            break
+    else:
+        raise SystemExit("no draw sets every trap")
     (out / "inputs" / "opinions").mkdir(parents=True, exist_ok=True)
     (out / "reference").mkdir(parents=True, exist_ok=True)
     write_pdf(out / "inputs" / "brief.pdf", body)

@@ -16,8 +16,10 @@ from lastexam.grading import GradeContext, Outcome, Rubric, load_json
 
 MIN_LISTED = 0.8  # of the brief's authorities, for the table to count as one
 MIN_EXACT = 0.5   # of them with exact page lists: below this the pages were not resolved
-QUESTION = ("Does the excerpt state that the court held that an insurer paying the full policy limits within the "
-            "statutory period does not act in bad faith merely because it first asked for a recorded statement?")
+MAX_HOLDING = 500  # characters: the instruction's "one or two sentences"
+QUESTION = ("Does the excerpt state, as the court's holding, that an insurer paying the full policy limits within "
+            "the statutory period does not act in bad faith merely because it first asked for a recorded statement, "
+            "and attribute no contrary holding to the court?")
 
 
 def norm(s: object) -> str:
@@ -85,7 +87,8 @@ def grade(ctx: GradeContext) -> Rubric:
     mis = ref["misdescribed"]
     cc, cc_ok = load_json(ctx.out("cite_check.json"))
     cc = cc if isinstance(cc, dict) else {}
-    named = bool(cc_ok) and norm(auths[mis["key"]]["match"]) in norm(cc.get("citation"))
+    cited = [k for k, a in auths.items() if norm(a["match"]) in norm(cc.get("citation"))]
+    named = bool(cc_ok) and cited == [mis["key"]]  # that case alone, not a list of candidates
     r.check("cite check names the case whose parenthetical misstates its holding", 2,
             Outcome(named, cc_ok.message if not cc_ok else "", expected=mis["citation"], seen=cc.get("citation")))
     page = cc.get("page")
@@ -95,6 +98,9 @@ def grade(ctx: GradeContext) -> Rubric:
     name = "cite check states the court's actual holding"
     if not all(c.passed for c in r.checks if c.gate) or not named or not isinstance(holding, str) or not holding.strip():
         r.check(name, 2, Outcome(False, "not asked: no table, the wrong case, or no holding sentence"))
+    elif len(holding.strip()) > MAX_HOLDING:
+        r.check(name, 2, Outcome(False, f"not asked: the holding is longer than {MAX_HOLDING} characters",
+                                 expected=f"<= {MAX_HOLDING}", seen=len(holding.strip())))
     else:
-        r.check(name, 2, ctx.probe(QUESTION, holding.strip()[:600]))
+        r.check(name, 2, ctx.probe(QUESTION, holding.strip()))
     return r
