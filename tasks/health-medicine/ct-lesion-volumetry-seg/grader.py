@@ -76,7 +76,7 @@ def read_seg(path, truth):
     if not np.allclose([float(v) for v in orient], [1, 0, 0, 0, 1, 0], atol=1e-4):
         return None, None, Outcome(False, f"frames are not axial like the CT: orientation {list(orient)}")
     grid, zs = truth["grid"], np.array(truth["slice_z_mm"])
-    if any(not np.allclose(s, [grid["pixel_mm"]] * 2, atol=1e-3) for s in spacings):
+    if any(len(s) != 2 or not np.allclose(s, [grid["pixel_mm"]] * 2, atol=1e-3) for s in spacings):
         return None, None, Outcome(False, f"PixelMeasuresSequence PixelSpacing {sorted(spacings)[:3]} is not the CT's "
                                           f"{grid['pixel_mm']} mm", expected=[grid["pixel_mm"]] * 2, seen=sorted(spacings)[:3])
     mask = np.zeros(shape, dtype=bool)
