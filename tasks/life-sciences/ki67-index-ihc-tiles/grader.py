@@ -50,7 +50,12 @@ def read_labels(path, shape):
     if path.stat().st_size > MAX_TIF_BYTES:
         return None, f"{path.name} is too large"
     try:
-        img = np.asarray(tifffile.imread(path))
+        with tifffile.TiffFile(path) as tif:
+            declared = tuple(tif.series[0].shape)
+            # A small compressed file can declare a huge image: check its size before decoding it.
+            if int(np.prod(declared)) != int(np.prod(shape)):
+                return None, f"{path.name} declares an image of {declared}, not {shape}"
+            img = np.asarray(tif.asarray())
     except Exception as e:  # tifffile raises many types on hostile files
         return None, f"{path.name} is not a readable TIFF: {type(e).__name__}"
     img = np.squeeze(img)
