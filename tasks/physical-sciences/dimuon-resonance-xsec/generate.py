@@ -24,6 +24,12 @@ MUON_MASS = 0.1056583755
 MC_MASSES = (45, 50, 55)
 RUNS = {362104: 180, 362106: 240, 362111: 150}  # run -> number of lumisections
 BAD_LS = {362104: [(61, 84)], 362106: [(1, 12), (150, 171)], 362111: [(97, 150)]}
+# Decimals kept in the reference: far finer than the grader's tolerances, far coarser than the
+# last digits the fits move by with NumPy's SIMD kernels (with and without AVX-512 the HESSE
+# errors differ at 1e-7), so that the reference is byte-identical on any x86-64 machine.
+REF_DECIMALS = {"mass_GeV": 6, "mass_stat_GeV": 6, "resolution_rel": 10, "signal_yield": 4,
+                "signal_yield_stat": 2, "efficiency": 10, "luminosity_pb": 9, "xsec_br_pb": 4,
+                "xsec_br_stat_pb": 3}
 
 
 def two_body(rng: np.random.Generator, mass: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -268,6 +274,7 @@ def main() -> None:
     from analyze import analyze  # the reference analysis is the oracle's
 
     result, cutflow = analyze(inputs)
+    result = {k: round(v, REF_DECIMALS[k]) if k in REF_DECIMALS else v for k, v in result.items()}
     expected = {"canary": CANARY, "true_mass_GeV": true_mass, "result": result,
                 "cutflow": {step: n for step, n in cutflow}}
     (reference / "expected.json").write_text(json.dumps(expected, indent=2, sort_keys=True) + "\n")

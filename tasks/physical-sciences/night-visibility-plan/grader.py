@@ -46,8 +46,11 @@ def seconds(text: object, origin: datetime) -> float | None:
         stamp = datetime.fromisoformat(text.strip().replace("Z", "").replace(" ", "T"))
     except ValueError:
         return None
-    if stamp.tzinfo is not None:
-        return None
+    if stamp.tzinfo is not None:  # an explicit offset ("+00:00") names the instant too
+        offset = stamp.utcoffset()
+        if offset is None:
+            return None
+        stamp = stamp.replace(tzinfo=None) - offset
     return (stamp - origin).total_seconds()
 
 
