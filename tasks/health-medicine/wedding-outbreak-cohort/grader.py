@@ -40,6 +40,7 @@ TABLE_COLUMNS = ["item", "exp_cases", "exp_total", "ar_exp", "unexp_cases", "une
 REL = 1e-3
 Z = 1.959963984540054
 CRUX_AGREEMENT = 0.9
+MAX_COUNT = 10**6  # agent counts above this are not a guest list's; nor worth an exact test
 
 
 def two_by_two(cohort: dict, item: str, among: dict | None = None) -> tuple[int, int, int, int]:
@@ -71,7 +72,8 @@ def own_counts_table(items: dict, table: dict) -> dict:
     for it, want in table.items():
         row = items.get(it) if isinstance(items.get(it), dict) else {}
         counts = [as_number(row.get(f)) for f in ("exp_cases", "exp_total", "unexp_cases", "unexp_total")]
-        whole = all(isinstance(x, (int, float)) and math.isfinite(x) and x == int(x) for x in counts)
+        whole = all(isinstance(x, (int, float)) and not isinstance(x, bool) and abs(x) <= MAX_COUNT and x == int(x)
+                    for x in counts)
         a, n1, c, n0 = (int(x) for x in counts) if whole else (0, 0, 0, 0)
         out[it] = statistics(a, n1, c, n0) if whole and 0 < a < n1 and 0 < c < n0 else want
     return out
