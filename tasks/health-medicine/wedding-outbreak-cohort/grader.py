@@ -7,6 +7,10 @@ Tolerances: ratios, proportions and limits within 0.1 % relative (the instructio
 least 4 significant digits; rounding there costs at most 0.05 %). Fisher p within 1 % relative
 (implementations differ in how they sum tables of equal probability) or 1e-9 absolute for tiny
 p. Incubation periods within 0.01 h (onsets are recorded to the minute, 0.017 h). Counts exact.
+
+The 2x2 counts are checked against the true cohort; the attack rates, risk ratios, limits and
+Fisher p of each row are checked against what the named methods give for that row's own counts,
+so one guest misclassified costs the cleaning checks, not every statistic computed after it.
 """
 
 import math
@@ -36,6 +40,7 @@ TABLE_COLUMNS = ["item", "exp_cases", "exp_total", "ar_exp", "unexp_cases", "une
 REL = 1e-3
 Z = 1.959963984540054
 CRUX_AGREEMENT = 0.9
+MAX_COUNT = 10**6  # agent counts above this are not a guest list's; nor worth an exact test
 
 
 def two_by_two(cohort: dict, item: str, among: dict | None = None) -> tuple[int, int, int, int]:
@@ -48,15 +53,29 @@ def two_by_two(cohort: dict, item: str, among: dict | None = None) -> tuple[int,
     return a, n1, c, n0
 
 
+def statistics(a: int, n1: int, c: int, n0: int) -> dict:
+    rr = (a / n1) / (c / n0)
+    se = math.sqrt(1 / a - 1 / n1 + 1 / c - 1 / n0)  # Katz log method
+    return {"exp_cases": a, "exp_total": n1, "ar_exp": a / n1, "unexp_cases": c, "unexp_total": n0,
+            "ar_unexp": c / n0, "rr": rr, "rr_lcl": rr * math.exp(-Z * se), "rr_ucl": rr * math.exp(Z * se),
+            "fisher_p": float(fisher_exact([[a, n1 - a], [c, n0 - c]])[1])}
+
+
 def expected_table(cohort: dict) -> dict:
+    return {it: statistics(*two_by_two(cohort, it)) for it in ITEMS}
+
+
+def own_counts_table(items: dict, table: dict) -> dict:
+    """The statistics of each item from the agent's own 2x2 counts; the true row where those
+    counts are not whole numbers that every statistic is defined for."""
     out = {}
-    for it in ITEMS:
-        a, n1, c, n0 = two_by_two(cohort, it)
-        rr = (a / n1) / (c / n0)
-        se = math.sqrt(1 / a - 1 / n1 + 1 / c - 1 / n0)  # Katz log method
-        out[it] = {"exp_cases": a, "exp_total": n1, "ar_exp": a / n1, "unexp_cases": c, "unexp_total": n0,
-                   "ar_unexp": c / n0, "rr": rr, "rr_lcl": rr * math.exp(-Z * se), "rr_ucl": rr * math.exp(Z * se),
-                   "fisher_p": float(fisher_exact([[a, n1 - a], [c, n0 - c]])[1])}
+    for it, want in table.items():
+        row = items.get(it) if isinstance(items.get(it), dict) else {}
+        counts = [as_number(row.get(f)) for f in ("exp_cases", "exp_total", "unexp_cases", "unexp_total")]
+        whole = all(isinstance(x, (int, float)) and not isinstance(x, bool) and abs(x) <= MAX_COUNT and x == int(x)
+                    for x in counts)
+        a, n1, c, n0 = (int(x) for x in counts) if whole else (0, 0, 0, 0)
+        out[it] = statistics(a, n1, c, n0) if whole and 0 < a < n1 and 0 < c < n0 else want
     return out
 
 
@@ -103,11 +122,13 @@ def grade(ctx: GradeContext) -> Rubric:
     r.check("food table: 2x2 counts per item (missing answers excluded per item)", 2, all_of([
         ("items", items.coverage(table)),
         ("counts", match_rows(items, table, ["exp_cases", "exp_total", "unexp_cases", "unexp_total"], exact=True))]))
-    r.check("food table: attack rates and risk ratios", 1,
-            match_rows(items, table, ["ar_exp", "ar_unexp", "rr"], rel=REL))
-    r.check("food table: 95 % confidence limits of the risk ratio (log method)", 1,
-            match_rows(items, table, ["rr_lcl", "rr_ucl"], rel=REL))
-    r.check("food table: two-sided Fisher exact p", 1, match_rows(items, table, ["fisher_p"], rel=1e-2, abs=1e-9))
+    own = own_counts_table(items, table)
+    r.check("food table: attack rates and risk ratios of each row's 2x2 counts", 1,
+            match_rows(items, own, ["ar_exp", "ar_unexp", "rr"], rel=REL))
+    r.check("food table: 95 % confidence limits of the risk ratio (log method) of each row's counts", 1,
+            match_rows(items, own, ["rr_lcl", "rr_ucl"], rel=REL))
+    r.check("food table: two-sided Fisher exact p of each row's counts", 1,
+            match_rows(items, own, ["fisher_p"], rel=1e-2, abs=1e-9))
 
     r.check("cohort size, cases and overall attack rate", 1, all_of([
         ("cohort_size", equal(get(summary, "cohort_size", None), len(cohort))),
