@@ -8,7 +8,8 @@ better than the tolerances, which are fractions of the reference's own uncertain
   moves series B by about 3.5; rounding to 4 significant figures costs 0.05 %.
 - f_free / f_bound: 1 % (they absorb the inner-filter and dilution errors, 2-30 %).
 - global K: 0.1 x the reference log10 interval width (about 0.4 standard errors); interval
-  bounds 0.05 x that width, so an interval on the linear K scale or a z quantile fails.
+  bounds 0.004 x that width: 4 significant figures cost 0.0005 x, while a z quantile moves a
+  bound by 0.012 x and an interval symmetric on K (linear scale) by 0.007-0.010 x.
 The crux gate is coarse (30 %): the free-equals-total hyperbola puts Kd 2.8 times too high.
 """
 
@@ -33,7 +34,7 @@ FIT_COLUMNS = ["experiment", "series", "n_used", "excluded_steps", "K_uM", "f_fr
 GATE_REL = 0.30
 SERIES_SE_FRACTION = 0.25
 COEF_REL = 0.01
-GLOBAL_WIDTH_FRACTION, BOUND_WIDTH_FRACTION = 0.1, 0.05
+GLOBAL_WIDTH_FRACTION, BOUND_WIDTH_FRACTION = 0.1, 0.004
 
 
 def log10_of(value: object) -> float | None:
