@@ -8,7 +8,10 @@ better than the tolerances, which are fractions of the reference's own uncertain
   moves series B by about 3.5; rounding to 4 significant figures costs 0.05 %.
 - f_free / f_bound: 1 % (they absorb the inner-filter and dilution errors, 2-30 %).
 - global K: 0.1 x the reference log10 interval width (about 0.4 standard errors); interval
-  bounds 0.05 x that width, so an interval on the linear K scale or a z quantile fails.
+  bounds 0.05 x that width. The interval's method is checked apart from its position: its
+  log10 width within 0.5 % of the reference width (a z quantile makes it 2.4 % narrower) and
+  its log10 asymmetry about the reported K within 0.005 x the width (an interval symmetric on
+  K in uM is 1.4-2 % asymmetric); 4 significant figures cost at most 0.15 %.
 The crux gate is coarse (30 %): the free-equals-total hyperbola puts Kd 2.8 times too high.
 """
 
@@ -34,6 +37,7 @@ GATE_REL = 0.30
 SERIES_SE_FRACTION = 0.25
 COEF_REL = 0.01
 GLOBAL_WIDTH_FRACTION, BOUND_WIDTH_FRACTION = 0.1, 0.05
+INTERVAL_SHAPE_FRACTION = 0.005
 
 
 def log10_of(value: object) -> float | None:
@@ -66,11 +70,19 @@ def point_keys(points: object) -> list[str]:
     return keys
 
 
-def interval(summary: object, field: str, ref: list[float], tol: float) -> Outcome:
-    ci = get(summary, field, None)
+def interval(summary: object, name: str, ref: list[float], width: float) -> Outcome:
+    ci = get(summary, f"{name}_ci95_uM", None)
     if not isinstance(ci, list) or len(ci) != 2:
-        return Outcome(False, f"{field} is not a [low, high] list", expected=ref, seen=str(ci)[:80])
-    return all_of([("low", log_near(ci[0], ref[0], tol)), ("high", log_near(ci[1], ref[1], tol))])
+        return Outcome(False, f"{name}_ci95_uM is not a [low, high] list", expected=ref, seen=str(ci)[:80])
+    low, high, value = log10_of(ci[0]), log10_of(ci[1]), log10_of(get(summary, f"{name}_uM", None))
+    shape = Outcome(False, "bounds or value not positive numbers", expected=ref, seen=str(ci)[:80])
+    if low is not None and high is not None and value is not None:
+        shape = all_of([("log10 width (t quantile)", near(high - low, width, rel=INTERVAL_SHAPE_FRACTION)),
+                        ("symmetric on log10 K", near((high - value) - (value - low), 0.0,
+                                                      abs=INTERVAL_SHAPE_FRACTION * width))])
+    tol = BOUND_WIDTH_FRACTION * width
+    return all_of([("low", log_near(ci[0], ref[0], tol)), ("high", log_near(ci[1], ref[1], tol)),
+                   ("shape", shape)])
 
 
 def grade(ctx: GradeContext) -> Rubric:
@@ -110,5 +122,5 @@ def grade(ctx: GradeContext) -> Rubric:
         r.check(f"global {name} (0.1 x the log10 interval width)", weight,
                 log_near(get(summary, f"{name}_uM"), ref[f"{name}_uM"], GLOBAL_WIDTH_FRACTION * width))
         r.check(f"95 % interval of {name} (Wald on log10 K, t quantile)", 1,
-                interval(summary, f"{name}_ci95_uM", ci, BOUND_WIDTH_FRACTION * width))
+                interval(summary, name, ci, width))
     return r
