@@ -62,6 +62,9 @@ class Agent(ABC):
     needs_model: bool = False
     wire: str | None = None  # the model API the harness speaks; None: no model traffic
     sees_solution: bool = False  # only the oracle
+    # oracle and nop: their outputs are the task's own, whose model probes (if any) the task's
+    # recorded probes.json answers, so they need no --probe-model
+    calibration: bool = False
     accepted_args: tuple[str, ...] = ()
 
     def check_args(self, model: ModelSpec | None, args: dict[str, str]) -> None:

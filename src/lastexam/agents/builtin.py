@@ -13,6 +13,7 @@ class OracleAgent(Agent):
     name = "oracle"
     description = "runs the task's solution/solve.sh (calibration: must score 1.0)"
     sees_solution = True
+    calibration = True
 
     def launch(self, ctx: AgentContext) -> AgentLaunch:
         if ctx.solution_dir is None:
@@ -26,6 +27,7 @@ class OracleAgent(Agent):
 class NopAgent(Agent):
     name = "nop"
     description = "does nothing (calibration: must score 0)"
+    calibration = True
 
     def launch(self, ctx: AgentContext) -> AgentLaunch:
         return AgentLaunch(argv=["/bin/true"])

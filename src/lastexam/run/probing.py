@@ -43,8 +43,11 @@ class ProbeFailed(LastexamError):
 
 
 def render_prompt(question: str, excerpt: str) -> str:
-    for marker in MARKERS:  # the excerpt cannot close its own quotation
-        excerpt = excerpt.replace(marker, "")
+    # The excerpt cannot close its own quotation: removed until none is left, since removing a
+    # marker once can join its halves into a new one ("EXCEEXCERPT>>>RPT>>>").
+    while any(marker in excerpt for marker in MARKERS):
+        for marker in MARKERS:
+            excerpt = excerpt.replace(marker, "")
     return PROMPT.format(question=question, excerpt=excerpt)
 
 

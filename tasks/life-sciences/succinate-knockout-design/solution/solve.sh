@@ -1,0 +1,4 @@
+#!/bin/bash
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+python3 "$here/solve.py" /task/inputs /task/output
