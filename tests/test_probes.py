@@ -130,6 +130,10 @@ def test_run_asks_records_and_regrade_replays(tmp_path: Path, base_env_ready: No
     (task / "probes.json").write_text(json.dumps({probes[0]["key"]: {"answer": True, "model": "label"}}))
     calibrated = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "r1")["trials"][0]
     assert calibrated["score"] == 1.0 and calibrated["status"] == "completed"
+    (task / "probes.json").write_text('{"k": {"answer": "yes"}}')
+    broken = run_cli("run", task, "--agent", "oracle", "--out", tmp_path / "r2", check=False)
+    assert broken.returncode != 0 and "probes.json" in broken.stderr
+    assert "Traceback" not in broken.stdout + broken.stderr
 
     # Replayed: the "no" model is not asked, the score stands.
     replay = run_json("regrade", out, "--probe-model", f"scripted:{no}")

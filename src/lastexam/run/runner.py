@@ -19,6 +19,7 @@ from lastexam.gateway.server import Gateway, check_model
 from lastexam.layout import STAGING_PREFIX, RunPaths
 from lastexam.run.policy import RunAborted
 from lastexam.run.probing import probe_context
+from lastexam.run.recorded_probes import load_recorded
 from lastexam.run.session import new_run_id, open_run
 from lastexam.run.trial import TrialPlan
 from lastexam.sandbox.base import SandboxProvider
@@ -27,7 +28,6 @@ from lastexam.store.models import RunConfig, TrialKey, TrialRecord
 from lastexam.task.load import Task, discover_tasks
 from lastexam.task.spec import MAX_TIMEOUT_S
 from lastexam.untrusted import remove_tree
-from lastexam.validation.probes import RecordedProbes
 
 __all__ = ["RunOutcome", "check_ready", "execute", "new_run_id", "plan_trials"]
 
@@ -72,6 +72,12 @@ def uses_gateway(plans: list[TrialPlan]) -> bool:
 def check_ready(plans: list[TrialPlan], provider: SandboxProvider, probe_model: str = "") -> None:
     """Stop before any agent starts if something the trials need is missing."""
     problems = [f"sandbox: {p}" for p in provider.preflight()]
+    probing_tasks = {p.task.id: p.task for p in plans if p.task.uses_probes}
+    for task in probing_tasks.values():
+        try:
+            load_recorded(task)
+        except LastexamError as e:
+            problems.append(f"task {task.id}: {e}")
     probing = sorted({p.task.id for p in plans if p.task.uses_probes and not p.agent.calibration})
     if probing and not probe_model:
         problems.append(f"tasks {', '.join(probing)} grade with model probes: give --probe-model "
@@ -139,9 +145,6 @@ def execute(
             done = _clean_unfinished(run_dir, store)
             todo = [p for p in plans if p.key.trial_id not in done]
             runner = session.trial_runner(gateway, config.max_retries, prober)
-            # The answers recorded with each task (probes.json) stand for their exact excerpts in
-            # every run; only excerpts never seen before reach the probe model.
-            runner.recorded_probes = RecordedProbes().of
             total, finished = len(plans), len(plans) - len(todo)
             if on_progress:
                 on_progress(finished, total, None)

@@ -28,6 +28,7 @@ from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.model_access import ModelAccess, open_access, save_trajectory
 from lastexam.run.policy import POLICY, RunAborted, agent_kind, disk_full, infra_kind
 from lastexam.run.probing import Prober
+from lastexam.run.recorded_probes import RecordedProbes
 from lastexam.run.workspace import RunWorkArea, TrialWorkspace
 from lastexam.sandbox.base import (
     Mount,
@@ -85,8 +86,10 @@ class TrialRunner:
 
     max_retries: int = 2  # cap on the policy's retries (--max-retries)
     prober: Prober | None = None  # answers graders' model probes (--probe-model)
-    # Probe answers recorded for a task, replayed in its gradings (validate: probes.json).
-    recorded_probes: Callable[[Task], dict[str, dict[str, Any]]] | None = None
+    # Probe answers recorded for a task (its probes.json), replayed in its gradings for their
+    # exact excerpts; only excerpts never answered reach the prober.
+    recorded_probes: Callable[[Task], dict[str, dict[str, Any]]] = field(
+        default_factory=lambda: RecordedProbes().of)
 
     def run(self, plan: TrialPlan) -> TrialRecord:
         """Run the trial, retrying infrastructure failures as the error policy says, then
@@ -210,7 +213,7 @@ class TrialRunner:
                     GradeRequest(
                         task, plan.env, ws.trial.output, after, ws.grade,
                         f"{self.run_id}.{trial_id}.grade", prober=self.prober,
-                        probe_answers=self.recorded_probes(task) if self.recorded_probes else {},
+                        probe_answers=self.recorded_probes(task),
                     ),
                 )
                 if not grade_record.ok:

@@ -61,6 +61,11 @@ class Task:
         return self.path / "fixtures" / "negative"
 
     @property
+    def fixtures_lib_dir(self) -> Path:
+        """Code the make.sh of the task's fixtures share (docs/task-format.md)."""
+        return self.path / "fixtures" / "lib"
+
+    @property
     def generator(self) -> Path:
         return self.path / "generate.py"
 

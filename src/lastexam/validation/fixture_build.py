@@ -23,7 +23,6 @@ from lastexam.sandbox.base import Mount, SandboxProvider
 from lastexam.validation.script_sandbox import ScriptRun, run_script
 
 MAKE_SCRIPT = "make.sh"
-FIXTURE_LIB = "lib"  # fixtures/lib/: shared by the make.sh of the task's fixtures
 MAKE_WALL_S = 600
 
 
@@ -39,6 +38,8 @@ def build_fixture_output(
     fixture_dir: Path,
     oracle_output: Path,
     inputs: Path,
+    solution: Path,
+    lib: Path,
     work: Path,
 ) -> tuple[Path | None, str]:
     """Run the fixture's make.sh; return (the folder it filled, "") or (None, why it failed)."""
@@ -48,9 +49,7 @@ def build_fixture_output(
     shutil.copytree(fixture_dir, work / "fixture", ignore=shutil.ignore_patterns("output", "__pycache__"))
     shutil.copytree(oracle_output, work / "oracle", symlinks=True)
     shutil.copytree(inputs, work / "inputs", symlinks=True)
-    shutil.copytree(fixture_dir.parent.parent.parent / "solution", work / "solution",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    lib = fixture_dir.parent.parent / FIXTURE_LIB
+    shutil.copytree(solution, work / "solution", ignore=shutil.ignore_patterns("__pycache__"))
     if lib.is_dir():
         shutil.copytree(lib, work / "lib", ignore=shutil.ignore_patterns("__pycache__"))
     else:

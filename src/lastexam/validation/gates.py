@@ -14,6 +14,7 @@ from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError
 from lastexam.layout import RunPaths
 from lastexam.run.grading import GradeRequest, grade
+from lastexam.run.recorded_probes import RecordedProbes
 from lastexam.run.trial import TrialPlan, TrialRunner
 from lastexam.run.workspace import RunWorkArea
 from lastexam.store.models import GradeRecord, TrialKey
@@ -22,7 +23,6 @@ from lastexam.task.load import Task, load_task
 from lastexam.validation import conformance as cf
 from lastexam.validation.fixture_build import build_fixture_output, has_make_script
 from lastexam.validation.fixtures import Fixture, FixtureSpec, negative_fixtures, positive_fixtures
-from lastexam.validation.probes import RecordedProbes
 from lastexam.validation.selection import ALL_GATES, GateSelection
 
 MIN_NEGATIVE_FIXTURES = 2
@@ -229,6 +229,7 @@ class Validator:
         return build_fixture_output(
             self.runner.provider, env, name=f"{self.runner.run_id}.{task.id}.make-{tag}",
             fixture_dir=fx.path, oracle_output=oracle_output, inputs=task.inputs_dir,
+            solution=task.solution_dir, lib=task.fixtures_lib_dir,
             work=self.area.validation(task.id) / f"make-{tag}",
         )
 

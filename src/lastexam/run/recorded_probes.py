@@ -1,8 +1,9 @@
 """A task's recorded probe answers (`probes.json` in the task folder): what the probe model
 answered, once, for each question its grader asks about the oracle's output, the fixtures and
-the malformed outputs. `validate` replays them, so that validation needs no model and gives the
-same result every time; `validate --probe-model M` asks only the questions not recorded yet and
-adds their answers to the file (review them, then commit it with the task)."""
+the malformed outputs. Every run and every validation replays them for their exact question and
+excerpt, so that validation and the calibration agents need no model and give the same result
+every time; `validate --probe-model M` asks only the questions not recorded yet and adds their
+answers to the file (review them, then commit it with the task)."""
 
 from __future__ import annotations
 
