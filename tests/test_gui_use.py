@@ -17,7 +17,7 @@ from conftest import run_cli
 from lastexam.analysis.metrics import gui_usage
 from lastexam.desktop.spec import DesktopApp
 from lastexam.store.db import Store
-from lastexam.store.models import GuiUse
+from lastexam.store.models import SCHEMA_VERSION, GuiUse
 from lastexam.store.rows import TrialRow, load_rows
 from lastexam.usage import gui
 from lastexam.usage.gui import gui_use
@@ -201,7 +201,7 @@ def test_schema_3_store_gains_the_column(tmp_path: Path) -> None:
     db.close()
     store = Store(run)
     try:
-        assert store.schema_version() == 4
+        assert store.schema_version() == SCHEMA_VERSION
         assert [r.gui_use for r in load_rows(store)] == [None] * 5  # NULL: the column is new
     finally:
         store.close()

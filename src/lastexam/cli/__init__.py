@@ -11,6 +11,7 @@ from lastexam.cli import (
     agents_cmd,
     compare_cmd,
     env_cmd,
+    pool_cmd,
     regrade_cmd,
     report_cmd,
     run_cmd,
@@ -34,7 +35,10 @@ app.command("compare")(compare_cmd.compare)
 app.command("report")(report_cmd.report)
 app.command("view")(view_cmd.view)
 app.command("regrade")(regrade_cmd.regrade)
+app.command("keygen")(pool_cmd.keygen)
+app.command("seal")(pool_cmd.seal)
 app.add_typer(tasks_cmd.app, name="tasks")
+app.add_typer(pool_cmd.app, name="pool")
 app.add_typer(env_cmd.app, name="env")
 app.add_typer(agents_cmd.app, name="agents")
 

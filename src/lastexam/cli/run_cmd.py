@@ -51,6 +51,11 @@ def run(
         str | None,
         typer.Option(help="PROVIDER:MODEL answering the yes/no model probes of graders that ask them."),
     ] = None,
+    identity: Annotated[
+        Path | None,
+        typer.Option(help="age key file opening the sealed pools among the task paths "
+                          "(default: $LASTEXAM_IDENTITY)."),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/<run-id>).")] = None,
     resume: Annotated[bool, typer.Option(help="Finish the run in --out, skipping recorded trials.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
@@ -61,6 +66,7 @@ def run(
     from lastexam.cli.common import task_paths as resolve_paths
     from lastexam.cli.output import err, print_json
     from lastexam.cli.output import out as console
+    from lastexam.cli.pool_cmd import opened_identity
     from lastexam.cli.tables import groups_table, leaderboard_table, statuses_line
     from lastexam.run.runner import execute
     from lastexam.store.models import RunConfig
@@ -98,7 +104,8 @@ def run(
                 desc = f"{record.key.task_id} {record.status} {record.score if record.score is not None else '-'}"
             progress.update(bar, completed=finished, total=total, description=desc[:60])
 
-        outcome = execute(config, out, resume=resume, on_progress=on_progress)
+        outcome = execute(config, out, resume=resume, on_progress=on_progress,
+                          identity=opened_identity(identity))
     view = metrics_view(rows_of([outcome.run_dir]))  # what `lastexam show` prints
     if json_out:
         print_json(

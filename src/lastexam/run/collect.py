@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Mapping
 from itertools import islice
 from pathlib import Path
 
@@ -127,14 +128,16 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def inputs_state(pristine: Path, staged: Path) -> dict[str, str]:
+def inputs_state(pristine: Path | Mapping[str, int], staged: Path) -> dict[str, str]:
     """sha256 of each staged input after the agent ran; "missing", "not-regular" or
-    "size N" (a size other than the pristine file's: not read, it may be a huge sparse file)."""
+    "size N" (a size other than the pristine file's: not read, it may be a huge sparse file).
+    `pristine` is the task's inputs/ folder, or the size of each of its files (a sealed task)."""
+    sizes = pristine if not isinstance(pristine, Path) else {
+        p.relative_to(pristine).as_posix(): p.stat().st_size
+        for p in pristine.rglob("*") if p.is_file()
+    }
     state: dict[str, str] = {}
-    for p in pristine.rglob("*"):
-        if not p.is_file():
-            continue
-        rel = p.relative_to(pristine).as_posix()
+    for rel, expected_size in sizes.items():
         if not os.path.lexists(staged / rel):
             state[rel] = "missing"
             continue
@@ -144,7 +147,7 @@ def inputs_state(pristine: Path, staged: Path) -> dict[str, str]:
             continue
         with os.fdopen(fd, "rb") as f:
             size = os.fstat(f.fileno()).st_size
-            if size != p.stat().st_size:
+            if size != expected_size:
                 state[rel] = f"size {size}"
                 continue
             h = hashlib.sha256()

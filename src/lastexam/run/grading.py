@@ -42,6 +42,7 @@ class GradeRequest:
     # the prober asks the model those still pending (None: a pending probe fails the grading).
     probe_answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     prober: Prober | None = None
+    task_dir: Path | None = None  # the hidden parts to mount (None: the run's copy of the task)
 
 
 def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> GradeRecord:
@@ -85,7 +86,7 @@ def _pending_probes(data: dict[str, Any]) -> list[dict[str, str]]:
 def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
                 answers: dict[str, dict[str, Any]]) -> tuple[GradeRecord, list[dict[str, str]]]:
     task = req.task
-    task_copy = area.task_copy(task)
+    task_copy = req.task_dir or area.task_copy(task)
     remove_tree(req.workdir)
     result_dir, scratch = req.workdir / "result", req.workdir / "scratch"
     for d in (req.workdir, result_dir, scratch):

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lastexam.agents import get_agent
 from lastexam.computer import toolchain as computer_toolchain
@@ -91,6 +92,10 @@ def check_ready(plans: list[TrialPlan], provider: SandboxProvider, probe_model: 
         needed = ["instruction.md", "grader.py"]
         if any(p.agent.sees_solution for p in plans if p.task is task):
             needed.append("solution/solve.sh")
+        if task.sealed:
+            from lastexam.pool.model import PART_FILES
+
+            needed = list(PART_FILES.values())
         absent = [n for n in needed if not (task.path / n).is_file()]
         if absent:
             problems.append(f"task {task.path}: missing {', '.join(absent)}")
@@ -117,7 +122,10 @@ def execute(
     *,
     resume: bool = False,
     on_progress: Callable[[int, int, TrialRecord | None], None] | None = None,
+    identity: Any = None,
 ) -> RunOutcome:
+    """Run (or resume) the trials of `config`; `identity` opens the sealed pools among its
+    task paths."""
     store: Store | None = None
     if resume:
         run_dir, store, run_id, config = _reopen_run(config, out)
@@ -131,7 +139,7 @@ def execute(
     gateway: Gateway | None = None
     try:
         # Everything that can be wrong with the request is found before the run directory exists.
-        tasks = discover_tasks([Path(p) for p in config.task_paths])
+        tasks = discover_tasks([Path(p) for p in config.task_paths], identity)
         plans = plan_trials(tasks, config)
         with open_run(
             run_id, run_dir, create=None if resume else config, store=store,

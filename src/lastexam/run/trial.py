@@ -113,7 +113,7 @@ class TrialRunner:
         started = time.monotonic()
         point("record", self.run_id, record.trial_id)
         try:
-            self._save_artifacts(ws, record, started)
+            self._save_artifacts(ws, plan.task, record, started)
             point("commit", self.run_id, record.trial_id)
             self.store.record_trial(record)
         except (OSError, sqlite3.Error) as e:
@@ -190,7 +190,7 @@ class TrialRunner:
             outputs = snapshot_output(
                 ws.output, ws.trial.output, max_bytes=task.spec.limits.output_mb * 1024 * 1024
             )
-            after = inputs_state(task.inputs_dir, ws.inputs)
+            after = inputs_state(task.input_sizes if task.sealed else task.inputs_dir, ws.inputs)
             if plan.desktop is not None:
                 collect_desktop(ws.desktop, ws.trial)
             missing = [o for o in task.spec.outputs if not (ws.trial.output / o).is_file()]
@@ -214,8 +214,10 @@ class TrialRunner:
                         task, plan.env, ws.trial.output, after, ws.grade,
                         f"{self.run_id}.{trial_id}.grade", prober=self.prober,
                         probe_answers=self.recorded_probes(task),
+                        task_dir=ws.task_copy(self.area, task),
                     ),
                 )
+                remove_tree(ws.sealed_task)
                 if not grade_record.ok:
                     kind = "grader_failed"  # the record's error is then the grade's
             lap("grade")
@@ -262,6 +264,8 @@ class TrialRunner:
             }),
             gateway=model_usage,
             grade=grade_record,
+            sealed=task.sealed,
+            visibility="private" if task.private else "public",
         )
         return record, kind
 
@@ -295,7 +299,7 @@ class TrialRunner:
         instruction = ws.instruction.read_text(encoding="utf-8", errors="replace")
         solution = None
         if agent.sees_solution:
-            solution = self.area.task_copy(task) / "solution"
+            solution = ws.task_copy(self.area, task) / "solution"
         launch = agent.launch(
             AgentContext(
                 task_id=task.id,
@@ -371,10 +375,12 @@ class TrialRunner:
             self.fingerprints[env.name] = fingerprint(env)
         return self.fingerprints[env.name]
 
-    def _save_artifacts(self, ws: TrialWorkspace, record: TrialRecord, started: float) -> None:
+    def _save_artifacts(self, ws: TrialWorkspace, task: Task, record: TrialRecord,
+                        started: float) -> None:
         """Move the trial's folder into the run directory under a temporary name, then rename:
         a trial folder either is complete or does not exist. trial.json is written last, from
-        the record exactly as the store will hold it."""
+        the record exactly as the store will hold it (a sealed task's: files sealed, rubric
+        redacted, pool/artifacts.py)."""
         run = RunPaths(self.run_dir)
         tmp, final = run.staging(record.trial_id), run.trial(record.trial_id).root
         remove_tree(tmp)
@@ -389,6 +395,11 @@ class TrialRunner:
                 shutil.move(ws.grade / log.name, log)
         run.trials.mkdir(parents=True, exist_ok=True)
         shutil.move(ws.trial.root, tmp)
+        if task.sealed:
+            from lastexam.pool.artifacts import redact_grade, seal_trial_folder
+
+            seal_trial_folder(tmp, task.recipients)
+            record.grade = redact_grade(record.grade)
         record.timings.record = round(time.monotonic() - started, 4)
         write_trial_file(tmp, record)
         os.replace(tmp, final)

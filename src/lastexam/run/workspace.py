@@ -4,6 +4,7 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
     etc/passwd, etc/group               identity files the sandboxes see
     lib/lastexam/                       the grading library, for the grading sandbox
     tasks/<task-id>/                    read-only copy of the hidden parts, for grading/oracle
+                                        (a sealed task's: in its trial's task/, not here)
     validate/<task-id>/                 the validation gates' gradings and generator runs
     trials/<trial-id>/
         instruction.md inputs/ output/ home/   seen by the agent at /task/... and $HOME
@@ -15,6 +16,7 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
                                         by the agent), output/ the regular files copied from
                                         the agent's output/ after it died, grader/ the grading
         grade/                          context.json, result/, scratch/ of the grading sandbox
+        task/                           a sealed task's hidden parts, decrypted for this trial
 """
 
 from __future__ import annotations
@@ -88,12 +90,16 @@ class TrialWorkspace:
         remove_tree(self.root)
         self.root.mkdir(parents=True)
         self.root.chmod(0o711)
-        shutil.copyfile(task.instruction, self.instruction)
-        self.instruction.chmod(0o444)
-        if task.inputs_dir.is_dir():
-            shutil.copytree(task.inputs_dir, self.inputs, symlinks=False)
+        if task.sealed:  # decrypted straight into the workspace, nowhere else
+            task.stage_agent_part(self.root)
+            self.inputs.mkdir(exist_ok=True)
         else:
-            self.inputs.mkdir()
+            shutil.copyfile(task.instruction, self.instruction)
+            if task.inputs_dir.is_dir():
+                shutil.copytree(task.inputs_dir, self.inputs, symlinks=False)
+            else:
+                self.inputs.mkdir()
+        self.instruction.chmod(0o444)
         for d in (self.output, self.home):
             d.mkdir()
         self.trial.root.mkdir()
@@ -102,6 +108,24 @@ class TrialWorkspace:
             d.mkdir(mode=0o700)
         for d in (self.inputs, self.output, self.home):
             _chown_tree(d, uid)
+
+    @property
+    def sealed_task(self) -> Path:
+        """A sealed task's grading copy (its hidden parts), this trial's alone."""
+        return self.root / "task"
+
+    def task_copy(self, area: RunWorkArea, task: Task) -> Path:
+        """The hidden parts that grading (and the oracle) mount: the run's shared copy of a
+        task folder, or for a sealed task a copy decrypted for this trial only."""
+        if not task.sealed:
+            return area.task_copy(task)
+        if not self.sealed_task.exists():
+            tmp = self.root / ".task.tmp"
+            remove_tree(tmp)
+            tmp.mkdir(mode=0o755)
+            task.grading_copy(tmp)
+            os.rename(tmp, self.sealed_task)
+        return self.sealed_task
 
     def own_home(self, uid: int | None) -> None:
         """Give the sandbox's uid the files written into HOME before the sandbox starts."""

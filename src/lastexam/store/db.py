@@ -77,6 +77,7 @@ CREATE TABLE IF NOT EXISTS trials (
     retries INTEGER NOT NULL,  -- retries the error policy made
     earlier_json TEXT NOT NULL,  -- the retried attempts: [{kind, error}]
     gui_use TEXT,  -- a GUI trial's use of its declared app (used, opened...); NULL: not a GUI trial
+    visibility TEXT NOT NULL DEFAULT 'public',  -- private: a sealed task not released on the run's day
     UNIQUE (task_id, agent, model, attempt)
 );
 CREATE TABLE IF NOT EXISTS grades (
@@ -228,6 +229,7 @@ class Store:
             "policy_kind": record.policy.kind, "retries": record.policy.retries,
             "earlier_json": json.dumps([e.model_dump() for e in record.policy.earlier]),
             "gui_use": record.gui.state if record.gui else None,
+            "visibility": record.visibility,
         }
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")

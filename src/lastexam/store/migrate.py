@@ -9,6 +9,9 @@ is rendered again from them.
 
 Version 4 (from 3): a GUI trial's use of its declared application gets a column, gui_use;
 no earlier trial is a GUI trial (there was no desktop), so it is NULL for all of them.
+
+Version 5 (from 4): a trial's visibility (public, or private: a sealed task not yet released
+on the run's day) gets a column; no earlier trial ran a sealed task, so all are public.
 """
 
 from __future__ import annotations
@@ -69,7 +72,15 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE trials ADD COLUMN gui_use TEXT")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(trials)")}
+    if "visibility" not in columns:
+        conn.execute("ALTER TABLE trials ADD COLUMN visibility TEXT NOT NULL DEFAULT 'public'")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5,
+}
 
 
 def migrate(store: Store, run_dir: Path) -> None:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from lastexam.gateway.models import SessionSummary
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 MAX_MODEL_IN_ID = 48
 
 TrialStatus = Literal[
@@ -210,6 +210,10 @@ class TrialRecord(BaseModel):
     repro: Repro = Repro()
     gateway: SessionSummary | None = None  # model calls, tokens, cost, budget (model agents)
     grade: GradeRecord | None = None  # the newest grade; older ones stay in the store
+    # A task of a sealed pool: the trial's files are sealed (sealed.tar.age) and its rubric here
+    # keeps no names, messages or evidence (pool/artifacts.py).
+    sealed: bool = False
+    visibility: Literal["public", "private"] = "public"  # private: sealed, not yet released
 
     @computed_field  # type: ignore[prop-decorator]
     @property

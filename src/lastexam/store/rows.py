@@ -40,6 +40,7 @@ class TrialRow:
     counts: bool = True  # the error policy: the score counts toward FPR and MS
     grader_version: str = ""
     gui_use: str | None = None  # a GUI trial's use of its declared app; None: not a GUI trial
+    visibility: str = "public"  # private: a sealed task not yet released on the run's day
     run: str = ""  # the run directory the row came from, when several are combined
 
     @property
@@ -54,7 +55,7 @@ SELECT t.trial_id, t.task_id, t.agent, t.model, t.attempt, t.tier, t.cluster, t.
        t.cache_read_tokens, t.cache_write_tokens, t.model_calls, t.agent_s,
        COALESCE(g.gates_failed, 0), COALESCE(g.checks_total, 0), COALESCE(g.checks_passed, 0),
        t.missing_outputs, t.used_software, t.script_share, t.counts,
-       COALESCE(g.grader_version, ''), t.gui_use
+       COALESCE(g.grader_version, ''), t.gui_use, t.visibility
 FROM trials t LEFT JOIN grades g ON g.grade_id = t.grade_id
 ORDER BY t.rowid
 """
@@ -67,7 +68,7 @@ def load_rows(store: Store, run: str = "") -> list[TrialRow]:
     for r in store.conn.execute(ROWS_SQL):
         rows.append(TrialRow(*r[:10], bool(r[10]), r[11] or "exit", *r[12:23],
                              None if r[23] is None else bool(r[23]), r[24], bool(r[25]), r[26], r[27],
-                             run))
+                             r[28], run))
     return rows
 
 

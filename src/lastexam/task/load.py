@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any, ClassVar
 
 from lastexam.config_file import load_model
 from lastexam.errors import LastexamError
@@ -31,6 +32,9 @@ class Task:
 
     path: Path
     spec: TaskSpec
+
+    sealed: ClassVar[bool] = False  # a task of a sealed pool (pool/sealed.py)
+    private: ClassVar[bool] = False  # its score is a private one (not yet released)
 
     @property
     def id(self) -> str:
@@ -82,6 +86,11 @@ class Task:
             for p in sorted(self.inputs_dir.rglob("*")) if p.is_file()
         }
 
+    @property
+    def input_sizes(self) -> dict[str, int]:
+        return {p.relative_to(self.inputs_dir).as_posix(): p.stat().st_size
+                for p in sorted(self.inputs_dir.rglob("*")) if p.is_file()}
+
     @cached_property
     def uses_probes(self) -> bool:
         """The grader asks model probes (grading/probe.py): a run needs a probe model."""
@@ -125,12 +134,17 @@ def load_task(path: Path) -> Task:
     return Task(path=path.resolve(), spec=spec)
 
 
-def discover_tasks(paths: list[Path]) -> list[Task]:
-    """Each path is a task folder, a folder searched for task folders, or a .txt list of paths."""
-    found: list[Path] = []
+def discover_tasks(paths: list[Path], identity: Any = None) -> list[Task]:
+    """Each path is a task folder, a folder searched for task folders, a .txt list of paths,
+    or a sealed pool (a folder with pool.toml, opened with the identity: pool/sealed.py)."""
+    found: list[Path | Task] = []
     for p in paths:
         p = Path(p)
-        if p.suffix == ".txt" and p.is_file():
+        if (p / "pool.toml").is_file():
+            from lastexam.pool.sealed import load_pool
+
+            found.extend(load_pool(p, identity))
+        elif p.suffix == ".txt" and p.is_file():
             lines = [ln.split("#", 1)[0].strip() for ln in p.read_text().splitlines()]
             found.extend(expand(p.parent / ln) for ln in lines if ln)
         elif not p.exists():
@@ -139,8 +153,9 @@ def discover_tasks(paths: list[Path]) -> list[Task]:
             found.append(expand(p))
     tasks: list[Task] = []
     seen: dict[str, Path] = {}
-    for folder in (f for group in found for f in (group if isinstance(group, list) else [group])):
-        task = load_task(folder)
+    for item in (f for group in found for f in (group if isinstance(group, list) else [group])):
+        task = item if isinstance(item, Task) else load_task(item)
+        folder = task.path
         if task.id in seen and seen[task.id] != task.path:
             raise LastexamError(f"task id {task.id!r} also used by {seen[task.id]}", path=folder)
         if task.id not in seen:

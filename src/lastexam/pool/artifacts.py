@@ -1,0 +1,76 @@
+"""A sealed task's trial as stored: every file but trial.json in one age archive to the pool's
+recipients, and a rubric in the store and trial.json without what could quote the task
+(check names, messages, evidence, the grader's error). `--reveal` with a key reads them back."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from lastexam.errors import LastexamError
+from lastexam.layout import TRIAL
+from lastexam.pool import bundle
+from lastexam.store.models import CheckResult, GradeRecord
+
+SEALED_ARCHIVE = "sealed.tar.age"
+SEALED_ERROR = "the grader failed (its message is sealed: show --reveal with the pool's key)"
+
+
+def seal_trial_folder(folder: Path, recipients: tuple[str, ...]) -> None:
+    """Replace the files of a trial folder (all but trial.json) by one archive sealed to the
+    pool's recipients. Links and special files are not kept (nothing in a trial folder is one)."""
+    from lastexam.pool.keys import parse_recipient
+
+    keep = {TRIAL.record.as_posix(), SEALED_ARCHIVE}
+    files = []
+    for dirpath, _, names in os.walk(folder):
+        for name in sorted(names):
+            p = Path(dirpath) / name
+            rel = p.relative_to(folder).as_posix()
+            if rel not in keep and p.is_file() and not p.is_symlink():
+                files.append((rel, p))
+    files.sort()
+    sealed = bundle.encrypt(bundle.pack(files), [parse_recipient(r) for r in recipients])
+    tmp = folder / f".{SEALED_ARCHIVE}.tmp"
+    tmp.write_bytes(sealed)
+    os.replace(tmp, folder / SEALED_ARCHIVE)
+    from lastexam.untrusted import remove_tree
+
+    for child in folder.iterdir():
+        if child.name not in keep:
+            remove_tree(child)
+
+
+def redact_grade(grade: GradeRecord | None) -> GradeRecord | None:
+    """Weights, gates and results stay (metrics and failure analysis need them); what a check
+    is called and what it saw does not."""
+    if grade is None:
+        return None
+    checks = [CheckResult(name=f"check {i}", weight=c.weight, gate=c.gate, passed=c.passed,
+                          points=c.points) for i, c in enumerate(grade.checks, 1)]
+    return grade.model_copy(update={"checks": checks,
+                                    "error": SEALED_ERROR if grade.error else None})
+
+
+def open_trial_folder(folder: Path, identity: Any) -> bundle.Files:
+    """The sealed files of a trial folder, decrypted in memory."""
+    import pyrage
+
+    path = folder / SEALED_ARCHIVE
+    try:
+        data = pyrage.decrypt(path.read_bytes(), [identity])
+    except OSError as e:
+        raise LastexamError(f"cannot read the sealed trial: {e}", path=path) from None
+    except pyrage.DecryptError as e:
+        raise LastexamError(f"cannot decrypt the sealed trial: {e}", path=path) from None
+    return bundle.members(data, path)
+
+
+def revealed_grade(folder: Path, identity: Any) -> dict[str, Any] | None:
+    """The grader's own result (grader/result.json) of a sealed trial: its full rubric."""
+    import json
+
+    files = open_trial_folder(folder, identity)
+    raw = files.get(TRIAL.grader.as_posix() + "/result.json")
+    return json.loads(raw[0]) if raw else None

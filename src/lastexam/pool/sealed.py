@@ -1,0 +1,134 @@
+"""A sealed pool opened with a key: its tasks as Task objects that plan, run and grade like task
+folders, each part decrypted only where a trial or a validation needs it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import ValidationError
+
+from lastexam.config_file import load_model
+from lastexam.errors import LastexamError, describe_validation_error
+from lastexam.pool import bundle
+from lastexam.pool.model import POOL_FILE, PoolManifest, TaskCard
+from lastexam.task.load import Task, tree_hash
+from lastexam.task.spec import TaskSpec
+
+GRADING_PARTS = ("grader.py", "reference", "solution")  # of the hidden part, for grading
+
+
+def is_pool(path: Path) -> bool:
+    return (path / POOL_FILE).is_file()
+
+
+def load_manifest(pool_dir: Path) -> PoolManifest:
+    return load_model(pool_dir / POOL_FILE, PoolManifest, what="pool manifest")
+
+
+@dataclass(frozen=True)
+class SealedTask(Task):
+    """`path` is the task's bundle folder (no plaintext in it); `spec` was decrypted in memory."""
+
+    card: TaskCard = field(default=None, compare=False)  # type: ignore[assignment]
+    identity: Any = field(default=None, compare=False, repr=False)
+    recipients: tuple[str, ...] = ()
+    run_day: dt.date = field(default_factory=dt.date.today, compare=False)
+
+    sealed: ClassVar[bool] = True
+
+    @property
+    def private(self) -> bool:  # type: ignore[override]
+        """Not yet due for release on the day the run started: its score is a private one."""
+        return self.card.is_private_on(self.run_day)
+
+    def part(self, name: str) -> bytes:
+        return bundle.read_part(self.path, name, self.card.bundle[name], self.identity)
+
+    def part_files(self, name: str) -> bundle.Files:
+        return bundle.members(self.part(name), self.path / name)
+
+    @cached_property
+    def content_hash(self) -> str:
+        return self.card.content_hash
+
+    @cached_property
+    def grader_hash(self) -> str:
+        return self.card.grader_version
+
+    @cached_property
+    def uses_probes(self) -> bool:
+        return self.card.probes
+
+    @cached_property
+    def _inputs(self) -> dict[str, tuple[str, int]]:
+        files = self.part_files("agent")
+        return {rel.removeprefix("inputs/"): (hashlib.sha256(data).hexdigest(), len(data))
+                for rel, (data, _) in sorted(files.items()) if rel.startswith("inputs/")}
+
+    @property
+    def input_hashes(self) -> dict[str, str]:  # type: ignore[override]
+        return {rel: h for rel, (h, _) in self._inputs.items()}
+
+    @property
+    def input_sizes(self) -> dict[str, int]:
+        return {rel: size for rel, (_, size) in self._inputs.items()}
+
+    def stage_agent_part(self, dest: Path) -> None:
+        """instruction.md and inputs/ into a trial's workspace (dest/instruction.md, dest/inputs)."""
+        bundle.write_files(self.part_files("agent"), dest)
+
+    def grading_copy(self, dest: Path) -> None:
+        """What a grading (or the oracle) mounts at /grade/task: task.toml, the grader, the
+        reference, the solution and the pristine inputs; not the fixtures."""
+        files = {rel: f for rel, f in self.part_files("hidden").items()
+                 if rel.split("/", 1)[0] in GRADING_PARTS}
+        files |= {rel: f for rel, f in self.part_files("agent").items() if rel.startswith("inputs/")}
+        files["task.toml"] = (self.part("spec"), 0o644)
+        bundle.write_files(files, dest)
+
+    def unseal(self, dest: Path) -> Path:
+        """The whole task folder at dest/<id>, checked against the card's content hash."""
+        folder = dest / self.id
+        for name in ("agent", "hidden"):
+            bundle.write_files(self.part_files(name), folder)
+        (folder / "task.toml").write_bytes(self.part("spec"))
+        if tree_hash(folder) != self.card.content_hash:
+            raise LastexamError("the unsealed task does not match the content hash on its card",
+                                path=self.path)
+        return folder
+
+
+def load_pool(pool_dir: Path, identity: Any | None) -> list[SealedTask]:
+    """The pool's tasks, their specs decrypted (in memory) with the identity."""
+    if identity is None:
+        raise LastexamError("a sealed pool needs a key: give --identity KEYFILE or set "
+                            "LASTEXAM_IDENTITY", path=pool_dir)
+    manifest = load_manifest(pool_dir)
+    today = dt.date.today()
+    tasks = []
+    for card in manifest.task:
+        folder = (pool_dir / card.id).resolve()
+        probe = SealedTask(path=folder, spec=None, card=card, identity=identity,  # type: ignore[arg-type]
+                           recipients=tuple(manifest.recipients), run_day=today)
+        raw = probe.part("spec")
+        where = folder / "task.toml"
+        try:
+            spec = TaskSpec.model_validate(tomllib.loads(raw.decode("utf-8")))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            raise LastexamError(f"the sealed task.toml is not readable TOML: {e}", path=where) from None
+        except ValidationError as e:
+            raise LastexamError(describe_validation_error(e), path=where) from None
+        mismatch = [f for f in ("id", "cluster", "subdomain", "tier", "environment", "gui", "timeout_s")
+                    if getattr(spec, f) != getattr(card, f)]
+        if mismatch:
+            raise LastexamError(f"the card in pool.toml does not match the sealed task.toml in "
+                                f"{', '.join(mismatch)}", path=folder)
+        tasks.append(SealedTask(path=folder, spec=spec, card=card, identity=identity,
+                                recipients=tuple(manifest.recipients), run_day=today))
+    return tasks
