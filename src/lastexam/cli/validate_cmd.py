@@ -30,12 +30,36 @@ def validate(
         help="The validation manifest (default: tasks/validation-manifest.json).")] = None,
     probe_model: Annotated[str | None, typer.Option(
         help="PROVIDER:MODEL to answer model probes not yet in a task's probes.json (then written there).")] = None,
+    identity: Annotated[Path | None, typer.Option(
+        help="age key file opening the sealed pools among the paths (default: $LASTEXAM_IDENTITY).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
 ) -> None:
-    """Check every gate of every task; exit 0 only if every gate run passes."""
+    """Check every gate of every task; exit 0 only if every gate run passes. A sealed pool is
+    unsealed into a private folder for the validation and removed after it."""
+    from lastexam.cli.pool_cmd import opened_identity
+    from lastexam.pool.sealed import unsealed_pools
+
+    with unsealed_pools(resolve_paths_of(task_paths), opened_identity(identity)) as (paths, sealed):
+        if sealed and (keep or record):
+            from lastexam.errors import LastexamError
+
+            raise LastexamError("--keep and --record would keep a sealed task's files or "
+                                "results in clear: validate a sealed pool without them")
+        _validate(paths, concurrency, keep, changed, sample, gates, record, manifest,
+                  probe_model, json_out)
+
+
+def resolve_paths_of(task_paths: list[Path] | None) -> list[Path]:
+    from lastexam.cli.common import task_paths as resolve_paths
+
+    return resolve_paths(task_paths)
+
+
+def _validate(task_paths: list[Path], concurrency: int, keep: Path | None, changed: bool,
+              sample: int, gates: str | None, record: bool, manifest: Path | None,
+              probe_model: str | None, json_out: bool) -> None:
     from rich.table import Table
 
-    from lastexam.cli.common import task_paths as resolve_paths
     from lastexam.cli.output import err, out, print_json
     from lastexam.errors import LastexamError
     from lastexam.task.load import expand
@@ -48,7 +72,7 @@ def validate(
         raise LastexamError("--record needs every gate: drop --gates", field="--record")
     manifest_path = manifest or mf.default_manifest_path()
     recorded = mf.load_manifest(manifest_path)
-    folders = [f for p in resolve_paths(task_paths) for f in (expand(p) if p.is_dir() else [p])]
+    folders = [f for p in task_paths for f in (expand(p) if p.is_dir() else [p])]
     day, commit = mf.today(), mf.current_commit()
     plan = plan_validation(folders, recorded, changed=changed, sample=sample, gates=selection, day=day)
     if sample:

@@ -17,7 +17,12 @@ from typing import Any
 from lastexam.errors import LastexamError
 from lastexam.pool.model import PART_FILES
 
-AGENT_PART = ("instruction.md", "inputs")  # the rest of the folder but task.toml is hidden
+AGENT_PART = ("instruction.md", "inputs")
+
+
+class SealedBundleError(LastexamError):
+    """A bundle that cannot be opened: wrong key, altered, truncated or replaced. The run
+    stops (run/policy.py): no trial of a damaged task could be scored."""  # the rest of the folder but task.toml is hidden
 
 
 def part_of(rel: str) -> str:
@@ -62,24 +67,31 @@ def encrypt(data: bytes, recipients: list[Any]) -> bytes:
     return pyrage.encrypt(data, recipients)
 
 
+def check_part(bundle_dir: Path, part: str, expected_sha256: str) -> bytes:
+    """The part's encrypted bytes, checked against the card's hash."""
+    path = bundle_dir / PART_FILES[part]
+    try:
+        sealed = path.read_bytes()
+    except OSError as e:
+        raise SealedBundleError(f"cannot read the sealed {part} part: {e}", path=path) from None
+    if hashlib.sha256(sealed).hexdigest() != expected_sha256:
+        raise SealedBundleError("does not match the hash on its card in pool.toml: the bundle "
+                                "was altered, truncated or replaced", path=path)
+    return sealed
+
+
 def read_part(bundle_dir: Path, part: str, expected_sha256: str, identity: Any) -> bytes:
     """Decrypt one part after checking its file against the card's hash."""
     import pyrage
 
     path = bundle_dir / PART_FILES[part]
-    try:
-        sealed = path.read_bytes()
-    except OSError as e:
-        raise LastexamError(f"cannot read the sealed {part} part: {e}", path=path) from None
-    if hashlib.sha256(sealed).hexdigest() != expected_sha256:
-        raise LastexamError("does not match the hash on its card in pool.toml: the bundle was "
-                            "altered, truncated or replaced", path=path)
+    sealed = check_part(bundle_dir, part, expected_sha256)
     try:
         return pyrage.decrypt(sealed, [identity])
     except pyrage.DecryptError as e:
         why = ("the key is not one of the bundle's recipients" if "no matching keys" in str(e).lower()
                else f"the file is damaged ({e})")
-        raise LastexamError(f"cannot decrypt: {why}", path=path) from None
+        raise SealedBundleError(f"cannot decrypt: {why}", path=path) from None
 
 
 Files = dict[str, tuple[bytes, int]]  # relative path -> (bytes, mode)
@@ -95,12 +107,12 @@ def members(data: bytes, where: Path) -> Files:
                 name = PurePosixPath(info.name)
                 if (not info.isfile() or name.is_absolute() or ".." in name.parts
                         or str(name) != info.name or info.name in found):
-                    raise LastexamError(f"unsafe or repeated entry {info.name!r} in a sealed part",
+                    raise SealedBundleError(f"unsafe or repeated entry {info.name!r} in a sealed part",
                                         path=where)
                 f = tar.extractfile(info)
                 found[info.name] = (f.read() if f else b"", 0o755 if info.mode & 0o100 else 0o644)
     except tarfile.TarError as e:
-        raise LastexamError(f"a sealed part is not a readable tar: {e}", path=where) from None
+        raise SealedBundleError(f"a sealed part is not a readable tar: {e}", path=where) from None
     return found
 
 

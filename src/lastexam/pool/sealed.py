@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import tempfile
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -116,6 +119,8 @@ def load_pool(pool_dir: Path, identity: Any | None) -> list[SealedTask]:
         folder = (pool_dir / card.id).resolve()
         probe = SealedTask(path=folder, spec=None, card=card, identity=identity,  # type: ignore[arg-type]
                            recipients=tuple(manifest.recipients), run_day=today)
+        for part in ("agent", "hidden"):  # every file as its card says, before any trial
+            bundle.check_part(folder, part, card.bundle[part])
         raw = probe.part("spec")
         where = folder / "task.toml"
         try:
@@ -132,3 +137,33 @@ def load_pool(pool_dir: Path, identity: Any | None) -> list[SealedTask]:
         tasks.append(SealedTask(path=folder, spec=spec, card=card, identity=identity,
                                 recipients=tuple(manifest.recipients), run_day=today))
     return tasks
+
+
+@contextmanager
+def unsealed_pools(paths: list[Path], identity: Any) -> Iterator[tuple[list[Path], bool]]:
+    """The paths with each sealed pool replaced by a private folder of its unsealed tasks
+    (removed on exit, whatever happens), and whether any pool was among them."""
+    from lastexam.paths import home_subdir
+    from lastexam.untrusted import remove_tree
+
+    pools = [p for p in paths if is_pool(p)]
+    if not pools:
+        yield paths, False
+        return
+    work = home_subdir("work")
+    work.mkdir(parents=True, exist_ok=True)
+    private = Path(tempfile.mkdtemp(prefix="unsealed-", dir=work))  # 0700: the harness's alone
+    try:
+        result = []
+        for i, p in enumerate(paths):
+            if p not in pools:
+                result.append(p)
+                continue
+            dest = private / str(i)
+            dest.mkdir()
+            for task in load_pool(p, identity):
+                task.unseal(dest)
+            result.append(dest)
+        yield result, True
+    finally:
+        remove_tree(private)

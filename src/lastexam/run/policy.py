@@ -48,6 +48,9 @@ POLICY: dict[str, Policy] = {
     "task_missing": Policy("infra_error", 0, 0.0, grade=False, counts=False),
     "harness_error": Policy("infra_error", 1, 1.0, grade=False, counts=False),
     "disk_full": Policy("infra_error", 0, 0.0, grade=False, counts=False, abort_run=True),
+    # a sealed task's bundle cannot be opened (altered, truncated, wrong key): the operator's
+    # to fix, and every trial of the task would fail the same way
+    "bundle_damaged": Policy("infra_error", 0, 0.0, grade=False, counts=False, abort_run=True),
 }
 
 AGENT_ENDINGS = {
@@ -67,10 +70,13 @@ def agent_kind(ended_by: str, exit_code: int | None) -> str:
 
 def infra_kind(exc: BaseException, task_exists: bool, stage: str) -> str:
     """The policy kind of an exception raised while running a trial."""
+    from lastexam.pool.bundle import SealedBundleError
     from lastexam.sandbox.base import SandboxError
 
     if disk_full(exc):
         return "disk_full"
+    if isinstance(exc, SealedBundleError):
+        return "bundle_damaged"
     if not task_exists:
         return "task_missing"
     if isinstance(exc, SandboxError):
@@ -91,4 +97,5 @@ def disk_full(exc: BaseException) -> bool:
 
 
 class RunAborted(Exception):
-    """A failure after which no trial can be recorded (the results disk is full)."""
+    """A failure after which no trial can be recorded (the results disk is full) or none
+    should be (a sealed bundle cannot be opened)."""

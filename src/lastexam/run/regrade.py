@@ -76,6 +76,9 @@ def _regrade_one(
         why = "infrastructure failure" if record.status == "infra_error" else f"ended by {ending}"
         return Regraded(record.trial_id, record.score, record.score, old_version, old_version,
                         record.status, f"not graded ({why}): nothing to regrade")
+    if record.sealed:  # its outputs and rubric are sealed (pool/artifacts.py)
+        return Regraded(record.trial_id, record.score, record.score, old_version, old_version,
+                        record.status, "a sealed task's trial: regrading it is not supported yet")
     if record.task_path not in tasks_by_path:
         tasks_by_path[record.task_path] = load_task(Path(record.task_path))
     task = tasks_by_path[record.task_path]
