@@ -265,3 +265,30 @@ def harness_model_spread(rows: Sequence[TrialRow]) -> dict[str, Any]:
         return out
 
     return {"across_models_by_harness": spread(0), "across_harnesses_by_model": spread(1)}
+
+
+def visibility_gap(public: Sequence[TrialRow], private: Sequence[TrialRow],
+                   reps: int = BOOTSTRAP_REPS) -> dict[str, Any]:
+    """Public versus private tasks of one agent x model (the contamination signal): each
+    side's FPR and MS, and public minus private with a percentile CI from resampling the
+    tasks of each side apart (they are different tasks, so nothing is paired)."""
+    pub, priv = headline(public), headline(private)
+    gap: dict[str, Any] = {"public": pub, "private": priv}
+    if not public or not private:
+        return gap | {"fpr_gap": Estimate(None, None, None).as_dict(),
+                      "ms_gap": Estimate(None, None, None).as_dict()}
+    rng = np.random.default_rng(SEED)
+    draws = []
+    for rows in (public, private):
+        counts, passes, scores = _per_task(rows)
+        idx = rng.integers(0, len(counts), size=(reps, len(counts)))
+        n = counts[idx].sum(axis=1)
+        draws.append((passes[idx].sum(axis=1) / n, scores[idx].sum(axis=1) / n))
+    alpha = (1 - CONFIDENCE) / 2
+    for i, name in enumerate(("fpr", "ms")):
+        value = pub[name]["value"] - priv[name]["value"]
+        low, high = (None, None)
+        if len({r.task_id for r in public}) > 1 or len({r.task_id for r in private}) > 1:
+            low, high = (float(x) for x in np.quantile(draws[0][i] - draws[1][i], [alpha, 1 - alpha]))
+        gap[f"{name}_gap"] = Estimate(value, low, high).as_dict()
+    return gap

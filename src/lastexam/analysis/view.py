@@ -68,9 +68,22 @@ def leaderboard(all_rows: Sequence[TrialRow]) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda e: (-(e["fpr"]["value"] or 0), -(e["ms"]["value"] or 0), e["cell"]))
 
 
+def contamination(rows: Sequence[TrialRow]) -> list[dict[str, Any]]:
+    """Per agent x model that ran private tasks: public against private FPR and MS."""
+    if not any(r.visibility == "private" for r in rows):
+        return []
+    entries = []
+    for cell, group in sorted(m.group_by(rows, lambda r: r.cell).items()):
+        public = [r for r in group if r.visibility != "private"]
+        private = [r for r in group if r.visibility == "private"]
+        entries.append({"cell": cell, **m.visibility_gap(public, private)})
+    return entries
+
+
 def metrics_view(all_rows: Sequence[TrialRow]) -> dict[str, Any]:
     rows = counted(all_rows)
     return {
+        "contamination": contamination(rows),
         "overall": overall(all_rows),
         "statuses": statuses(all_rows),
         "leaderboard": leaderboard(all_rows),

@@ -13,6 +13,10 @@ def report(
     html_out: Annotated[Path | None, typer.Option("--html", help="Write the HTML report here.")] = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="Write the leaderboard as CSV here.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write every metric as JSON here.")] = None,
+    reveal: Annotated[bool, typer.Option(
+        "--reveal", help="Put the full rubric of sealed-task trials in the HTML (needs the pool's key).")] = False,
+    identity: Annotated[Path | None, typer.Option(
+        help="age key file for --reveal (default: $LASTEXAM_IDENTITY).")] = None,
 ) -> None:
     """A self-contained HTML report (leaderboard with CIs, cluster heatmap, cost vs score,
     failures, software use, per-task results with each trial's rubric) and exports."""
@@ -28,7 +32,14 @@ def report(
     if html_out:
         from lastexam.report.html import render
 
-        html_out.write_text(render(run_dirs, rows, view, html_out.resolve()), encoding="utf-8")
+        revealer = None
+        if reveal:
+            from lastexam.cli.pool_cmd import opened_identity
+            from lastexam.pool.artifacts import Revealer
+
+            revealer = Revealer(opened_identity(identity))
+        html_out.write_text(render(run_dirs, rows, view, html_out.resolve(), revealer),
+                            encoding="utf-8")
         err.print(f"HTML report: {html_out}")
     if csv_out:
         from lastexam.report.export import leaderboard_csv

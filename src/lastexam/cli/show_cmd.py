@@ -13,6 +13,10 @@ MAX_TRIAL_LINES = 200
 def show(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    reveal: Annotated[bool, typer.Option(
+        "--reveal", help="Also print the full rubric of sealed-task trials (needs the pool's key).")] = False,
+    identity: Annotated[Path | None, typer.Option(
+        help="age key file for --reveal (default: $LASTEXAM_IDENTITY).")] = None,
 ) -> None:
     """The trials of a run and its metrics: FPR and MS with 95% CIs per agent x model (overall,
     by tier and cluster), pass@k, cost, statuses, failure categories and use of the declared
@@ -24,6 +28,7 @@ def show(
 
     rows = rows_of(run_dirs)
     view = metrics_view(rows)
+    revealed = _revealed(run_dirs, identity) if reveal else {}
     if json_out:
         print_json(
             {
@@ -35,6 +40,8 @@ def show(
                     for r in rows
                 ],
                 "metrics": view,
+                **({"revealed": {k: [c.model_dump() for c in v] for k, v in revealed.items()}}
+                   if reveal else {}),
             }
         )
         return
@@ -43,3 +50,30 @@ def show(
     else:
         out.print(f"{len(rows)} trials (per-trial lines omitted: use --json or `lastexam report`)")
     render_view(out, view)
+    for trial, checks in revealed.items():
+        out.print(f"[bold]{trial}[/bold] (sealed, revealed)")
+        for c in checks:
+            mark = "pass" if c.passed else "FAIL"
+            out.print(f"  {mark} {'gate' if c.gate else c.weight}: {c.name}: {c.message}", markup=False)
+
+
+def _revealed(run_dirs: list[Path], identity_file: Path | None) -> dict[str, list]:
+    """run/trial -> the full rubric, for each graded sealed trial of the runs."""
+    from lastexam.cli.pool_cmd import opened_identity
+    from lastexam.layout import RunPaths
+    from lastexam.pool.artifacts import Revealer
+    from lastexam.store.db import Store
+
+    revealer = Revealer(opened_identity(identity_file))
+    found = {}
+    for run_dir in run_dirs:
+        store = Store(run_dir)
+        try:
+            for t in store.trials(with_checks=False):
+                if t.sealed:
+                    checks = revealer.checks(RunPaths(run_dir).trial(t.trial_id).root)
+                    if checks is not None:
+                        found[f"{run_dir.name}/{t.trial_id}"] = checks
+        finally:
+            store.close()
+    return found

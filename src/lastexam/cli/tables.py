@@ -66,8 +66,24 @@ def statuses_line(view: dict[str, Any]) -> str:
     return "statuses: " + ", ".join(f"{k} {v} ({pct(v / total)})" for k, v in view["statuses"].items())
 
 
+def contamination_table(view: dict[str, Any]) -> Table:
+    """Public against private tasks per agent x model (the contamination signal)."""
+    table = Table(title="public vs private tasks (gap = public - private)", title_justify="left")
+    for col in ("agent / model", "public tasks", "private tasks", "FPR public", "FPR private",
+                "FPR gap [95% CI]", "MS public", "MS private", "MS gap [95% CI]"):
+        table.add_column(col)
+    for e in view["contamination"]:
+        pub, priv = e["public"], e["private"]
+        table.add_row(e["cell"], str(pub["tasks"]), str(priv["tasks"]), pct(pub["fpr"]["value"]),
+                      pct(priv["fpr"]["value"]), ci(e["fpr_gap"]), pct(pub["ms"]["value"]),
+                      pct(priv["ms"]["value"]), ci(e["ms_gap"]))
+    return table
+
+
 def render_view(console: Console, view: dict[str, Any]) -> None:
     console.print(leaderboard_table(view))
+    if view["contamination"]:
+        console.print(contamination_table(view))
     console.print(groups_table(view, "by_tier", "tier"))
     console.print(groups_table(view, "by_cluster", "cluster"))
     console.print(statuses_line(view))

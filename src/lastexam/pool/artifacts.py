@@ -67,10 +67,32 @@ def open_trial_folder(folder: Path, identity: Any) -> bundle.Files:
     return bundle.members(data, path)
 
 
-def revealed_grade(folder: Path, identity: Any) -> dict[str, Any] | None:
-    """The grader's own result (grader/result.json) of a sealed trial: its full rubric."""
+def revealed_checks(folder: Path, identity: Any) -> list[CheckResult] | None:
+    """The full rubric of a sealed trial, from its grader's own result (grader/result.json);
+    None when it was not graded."""
     import json
 
     files = open_trial_folder(folder, identity)
-    raw = files.get(TRIAL.grader.as_posix() + "/result.json")
-    return json.loads(raw[0]) if raw else None
+    raw = files.get(f"{TRIAL.grader.as_posix()}/result.json")
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw[0])
+        return [CheckResult(**{k: c.get(k) for k in ("name", "weight", "gate", "passed", "points")},
+                            message=c.get("message") or "", evidence=c.get("evidence") or {})
+                for c in data["rubric"]["checks"]]
+    except (ValueError, KeyError, TypeError) as e:
+        raise LastexamError(f"the sealed grader result is malformed: {e}", path=folder) from None
+
+
+class Revealer:
+    """`--reveal` with a key: the full rubric of each sealed trial, read when asked."""
+
+    def __init__(self, identity: Any):
+        if identity is None:
+            raise LastexamError("--reveal needs the pool's key: give --identity KEYFILE or set "
+                                "LASTEXAM_IDENTITY")
+        self.identity = identity
+
+    def checks(self, trial_folder: Path) -> list[CheckResult] | None:
+        return revealed_checks(trial_folder, self.identity)

@@ -82,6 +82,23 @@ def leaderboard_section(o: dict[str, Any]) -> str:
     )
 
 
+def contamination_section(o: dict[str, Any]) -> str:
+    if not o["contamination"]:
+        return ""
+    rows = [[_e(e["cell"]), str(e["public"]["tasks"]), str(e["private"]["tasks"]),
+             _ci(e["public"]["fpr"]), _ci(e["private"]["fpr"]), _ci(e["fpr_gap"]),
+             _ci(e["public"]["ms"]), _ci(e["private"]["ms"]), _ci(e["ms_gap"])]
+            for e in o["contamination"]]
+    headers = ["agent / model", "public tasks", "private tasks", "FPR public", "FPR private",
+               "FPR gap", "MS public", "MS private", "MS gap"]
+    return "<h2>Public and private tasks</h2>" + _table(headers, rows) + (
+        "<p class=small>Private: tasks of a sealed pool not yet released on the run's day. "
+        "Gap = public - private, with a 95% percentile bootstrap CI resampling each side's "
+        "tasks apart. A gap well above 0 suggests the public tasks leaked into what the "
+        "agent or model saw (docs/private-pool.md).</p>"
+    )
+
+
 def breakdown_section(view: dict[str, Any]) -> str:
     """FPR and MS by tier and by cluster, per agent x model (never pooled over agents)."""
     tax = load_taxonomy()
@@ -204,7 +221,9 @@ def _checks_table(checks: list[CheckResult]) -> str:
     return _table(["", "check", "weight", "message", "expected", "seen"], rows)
 
 
-def rubric_section(run_dirs: Sequence[Path], rows: Sequence[TrialRow]) -> str:
+def rubric_section(run_dirs: Sequence[Path], rows: Sequence[TrialRow], revealer=None) -> str:
+    """Each trial's rubric; a sealed task's by card only (numbered checks, no messages) unless
+    a revealer (`report --reveal` with the pool's key) opens it."""
     failures = {(r.run, r.trial_id): attribute(r) for r in rows}
     parts = ["<h2>Trials</h2>"]
     for run_dir in run_dirs:
@@ -214,7 +233,10 @@ def rubric_section(run_dirs: Sequence[Path], rows: Sequence[TrialRow]) -> str:
                 anchor = _trial_anchor(run_dir.name, t.trial_id)
                 failed = failures.get((run_dir.name, t.trial_id))
                 why = f" &middot; failure: {_e(failed[0])} ({_e(failed[1])})" if failed else ""
-                body = _checks_table(t.grade.checks) if t.grade else ""
+                checks = t.grade.checks if t.grade else None
+                if t.sealed and revealer is not None and t.grade is not None:
+                    checks = revealer.checks(RunPaths(run_dir).trial(t.trial_id).root) or checks
+                body = _checks_table(checks) if checks is not None else ""
                 if t.error:
                     body += f"<pre>{_e(t.error[-2000:])}</pre>"
                 parts.append(
@@ -235,7 +257,8 @@ def _headline(o: dict[str, Any]) -> str:
     return f"FPR {_ci(overall['fpr'])}, MS {_ci(overall['ms'])}. "
 
 
-def render(run_dirs: Sequence[Path], rows: Sequence[TrialRow], o: dict[str, Any], dest: Path) -> str:
+def render(run_dirs: Sequence[Path], rows: Sequence[TrialRow], o: dict[str, Any], dest: Path,
+           revealer=None) -> str:
     embed = len(rows) <= EMBED_LIMIT
     names = {d.name: d for d in run_dirs}
 
@@ -256,6 +279,7 @@ def render(run_dirs: Sequence[Path], rows: Sequence[TrialRow], o: dict[str, Any]
         f"{_headline(o)}"
         f"<span class=small>Generated {generated} by lastexam {__version__}.</span></p>",
         leaderboard_section(o),
+        contamination_section(o),
         breakdown_section(o),
         cost_section(o),
         failure_section(o),
@@ -263,7 +287,7 @@ def render(run_dirs: Sequence[Path], rows: Sequence[TrialRow], o: dict[str, Any]
         task_section(rows, trial_link),
     ]
     if embed:
-        parts.append(rubric_section(run_dirs, rows))
+        parts.append(rubric_section(run_dirs, rows, revealer))
     else:
         parts.append(f"<p>{len(rows)} trials: rubrics are linked (trial.json), not embedded.</p>")
     parts.append("</body></html>")

@@ -242,6 +242,14 @@ def trial_page(run: str, record: TrialRecord, folder: TrialFolder) -> str:
         ["model usage", f"<code>{e(json.dumps(gateway)) if gateway else '-'}</code>"],
     ])
     error = f"<h2>Error</h2><pre>{e(record.error)}</pre>" if record.error else ""
+    if record.sealed:  # its files are one archive only the pool's keys open
+        return page(f"trial {record.trial_id}", "".join([
+            f"<p><a href='/run/{quote(run)}'>&larr; run {e(run)}</a></p><h1>{e(record.trial_id)}</h1>",
+            f"<p class=small>A task of a sealed pool ({e(record.visibility)} on the run's day): "
+            "shown by its card only. Its files, trajectory and rubric are sealed to the pool's "
+            "keys (docs/private-pool.md).</p>",
+            summary, error, "<h2>Rubric</h2>", _rubric(record),
+        ]))
     return page(f"trial {record.trial_id}", "".join([
         f"<p><a href='/run/{quote(run)}'>&larr; run {e(run)}</a></p><h1>{e(record.trial_id)}</h1>",
         summary, error,
