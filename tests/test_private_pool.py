@@ -1,0 +1,236 @@
+"""The sealed private pool (docs/private-pool.md): seal, run, validate, report, release, with
+the real age encryption and the real sandbox. Each sealed task is a renamed copy of a test
+task with a line of its own in the instruction and the reference, so that a search for those
+lines cannot be confused by another test's copies of the public task."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+import shutil
+import sqlite3
+import tomllib
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conftest import TEST_TASKS, run_cli, run_json
+from lastexam.paths import home_subdir
+from lastexam.pool.artifacts import SEALED_ARCHIVE, open_trial_folder
+from lastexam.pool.keys import load_identity
+from lastexam.task.load import tree_hash
+
+pytestmark = pytest.mark.usefixtures("base_env_ready")
+
+SOURCES = ("column-total", "deliverable-parse")
+
+
+def _secret_copy(src: Path, dest_root: Path) -> tuple[Path, list[bytes]]:
+    """A copy of a test task under a new id and canary, its instruction and reference each
+    given a line no other file anywhere holds; returns the folder and the lines to look for."""
+    tag = uuid.uuid4().hex[:10]
+    task_id = f"sealed-{src.name}-{tag}"
+    dest = dest_root / "other" / task_id
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    old = re.search(r'canary = "([0-9a-f-]+)"', (src / "task.toml").read_text()).group(1)
+    new = str(uuid.uuid4())
+    for p in dest.rglob("*"):
+        if p.is_file():
+            data = p.read_bytes().replace(old.encode(), new.encode())
+            p.write_bytes(data)
+    toml = dest / "task.toml"
+    toml.write_text(toml.read_text().replace(f'id = "{src.name}"', f'id = "{task_id}"'))
+    instruction_line = f"The regional office tallies ledger batch {tag}-instr before noon."
+    reference_line = f"reference note {tag}-ref: the audited figure stands"
+    with (dest / "instruction.md").open("a") as f:
+        f.write(f"\n{instruction_line}\n")
+    (dest / "reference" / "notes.txt").write_text(reference_line + "\n")
+    ref_lines = [ln.strip() for p in (dest / "reference").rglob("*") if p.is_file()
+                 for ln in p.read_bytes().splitlines() if len(ln.strip()) >= 12]
+    return dest, [instruction_line.encode(), *ref_lines]
+
+
+@pytest.fixture
+def pool(tmp_path: Path) -> dict:
+    key = tmp_path / "keys" / "pool.key"
+    recipient = run_cli("keygen", "--out", key).stdout.strip()
+    assert recipient.startswith("age1") and (key.stat().st_mode & 0o777) == 0o600
+    originals, secrets = [], []
+    for name in SOURCES:
+        folder, lines = _secret_copy(TEST_TASKS / "other" / name, tmp_path / "src")
+        originals.append(folder)
+        secrets += lines
+    pool_dir = tmp_path / "pool"
+    run_cli("seal", *originals, "--recipient", f"{key}.pub", "--out", pool_dir)
+    return {"key": key, "dir": pool_dir, "originals": originals, "secrets": secrets,
+            "tmp": tmp_path}
+
+
+def _hits(roots: list[Path], secrets: list[bytes]) -> list[str]:
+    found = []
+    for root in roots:
+        for p in [root] if root.is_file() else root.rglob("*"):
+            if p.is_file() and not p.is_symlink():
+                data = p.read_bytes()
+                found += [f"{p}: {s[:40]!r}" for s in secrets if s in data]
+    return found
+
+
+def test_oracle_and_nop_on_a_sealed_pool_leave_no_plaintext(pool: dict) -> None:
+    tmp = pool["tmp"] / "tmpdir"
+    tmp.mkdir()
+    env = {"TMPDIR": str(tmp)}
+    work = home_subdir("work")
+    before = set(work.iterdir()) if work.is_dir() else set()
+    runs = {}
+    for agent in ("oracle", "nop"):
+        runs[agent] = pool["tmp"] / f"run-{agent}"
+        result = run_json("run", pool["dir"], "--agent", agent, "--identity", pool["key"],
+                          "--out", runs[agent], env=env)
+        scores = sorted(t["score"] for t in result["trials"])
+        assert scores == ([1.0, 1.0] if agent == "oracle" else [0.0, 0.0])
+        assert all(not c["message"] and re.fullmatch(r"check \d+", c["name"])
+                   for t in result["trials"] for c in t["checks"])
+    # every trial folder holds its record and one sealed archive, nothing else
+    for run in runs.values():
+        for trial in (run / "trials").iterdir():
+            assert sorted(p.name for p in trial.iterdir()) == [SEALED_ARCHIVE, "trial.json"]
+    after = set(work.iterdir()) if work.is_dir() else set()
+    leftovers = sorted(after - before)
+    assert _hits([*runs.values(), tmp, *leftovers], pool["secrets"]) == []
+    # the sealed archive holds the outputs: the key opens it
+    trial = runs["oracle"] / "trials" / next(p.name for p in (runs["oracle"] / "trials").iterdir()
+                                             if "column-total" in p.name)
+    files = open_trial_folder(trial, load_identity(pool["key"]))
+    assert "output/result.json" in files and "grader/result.json" in files
+    record = json.loads((trial / "trial.json").read_text())
+    assert record["sealed"] is True and record["visibility"] == "private"
+
+
+def test_an_agent_searching_its_file_system_finds_no_reference_line(pool: dict) -> None:
+    refs = [s for s in pool["secrets"] if b"-instr " not in s]
+    patterns = pool["tmp"] / "patterns"
+    patterns.write_bytes(b"\n".join(refs) + b"\n")
+    encoded = patterns.read_bytes().hex()
+    # /usr is the host's system tree, read-only (8 GB: too slow to read here); the mount table
+    # shows what else is there, and that no folder of the harness's work area is mounted.
+    cmd = (f"mkdir -p /tmp/pat.d && echo {encoded} | xxd -r -p > /tmp/pat.d/p; "
+           "ls -laR / --ignore=proc --ignore=sys --ignore=usr > /task/output/ls.txt 2>&1; "
+           "grep -rlF -f /tmp/pat.d/p --exclude-dir=pat.d --exclude-dir=proc --exclude-dir=sys "
+           "--exclude-dir=usr --exclude-dir=dev / > /task/output/hits.txt 2>/dev/null; "
+           "cat /proc/self/mountinfo > /task/output/mounts.txt")
+    run = pool["tmp"] / "run"
+    result = run_json("run", pool["dir"], "--agent", "command", "--agent-arg", f"cmd={cmd}",
+                      "--identity", pool["key"], "--out", run)
+    identity = load_identity(pool["key"])
+    for t in result["trials"]:
+        files = open_trial_folder(run / "trials" / t["trial_id"], identity)
+        assert len(files["output/ls.txt"][0]) > 1000  # it did list the file system
+        assert files["output/hits.txt"][0] == b""
+        mounts = files["output/mounts.txt"][0].decode()
+        assert "/task" in mounts and "/trials/" in mounts  # its own workspace, and no other
+        assert not re.search(r"/trials/[^ ]+/task[ /]|/tasks/|reference", mounts)
+
+
+def test_wrong_key_tampered_and_damaged_bundles_are_clear_errors(pool: dict) -> None:
+    other = pool["tmp"] / "other.key"
+    run_cli("keygen", "--out", other)
+    proc = run_cli("run", pool["dir"], "--identity", other, "--out", pool["tmp"] / "r1", check=False)
+    assert proc.returncode == 2 and "not one of the bundle's recipients" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = run_cli("run", pool["dir"], "--out", pool["tmp"] / "r0", check=False)
+    assert proc.returncode == 2 and "needs a key" in proc.stderr
+    # one flipped byte: the card's hash says so before anything runs
+    first, second = sorted(p for p in pool["dir"].iterdir() if p.is_dir())  # run in this order
+    part = second / "hidden.tar.age"
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 1
+    part.write_bytes(bytes(data))
+    proc = run_cli("run", pool["dir"], "--identity", pool["key"], "--out", pool["tmp"] / "r2",
+                   check=False)
+    assert proc.returncode == 2 and str(part) in proc.stderr and "hash on its card" in proc.stderr
+    # the card rewritten to match: age itself refuses the altered file, and the run stops
+    # with the trial already recorded kept
+    manifest = pool["dir"] / "pool.toml"
+    card = next(c for c in tomllib.loads(manifest.read_text())["task"] if c["id"] == second.name)
+    manifest.write_text(manifest.read_text().replace(card["bundle"]["hidden"],
+                                                     hashlib.sha256(bytes(data)).hexdigest()))
+    run = pool["tmp"] / "r3"
+    proc = run_cli("run", pool["dir"], "--identity", pool["key"], "--out", run, check=False)
+    assert proc.returncode == 2 and str(part) in proc.stderr and "damaged" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    with sqlite3.connect(run / "results.db") as db:
+        kept = db.execute("SELECT task_id, score FROM trials").fetchall()
+    assert kept == [(first.name, 1.0)]
+    # truncated: the same
+    part.write_bytes(bytes(data[: len(data) // 3]))
+    proc = run_cli("validate", pool["dir"], "--identity", pool["key"], check=False)
+    assert proc.returncode == 2 and str(part) in proc.stderr
+
+
+def test_reports_show_sealed_trials_by_card_unless_revealed(pool: dict) -> None:
+    run = pool["tmp"] / "run"
+    run_json("run", pool["dir"], "--agent", "nop", "--identity", pool["key"], "--out", run)
+    html = pool["tmp"] / "r.html"
+    run_cli("report", run, "--html", html, "--csv", pool["tmp"] / "r.csv")
+    shown = run_cli("show", run).stdout + html.read_text()
+    assert "is missing" not in shown and "summary.json" not in shown  # no check names or messages
+    proc = run_cli("report", run, "--html", html, "--reveal", check=False)
+    assert proc.returncode == 2 and "--reveal needs the pool's key" in proc.stderr
+    run_cli("report", run, "--html", html, "--reveal", "--identity", pool["key"])
+    assert "is missing" in html.read_text()
+    revealed = run_json("show", run, "--reveal", "--identity", pool["key"])["revealed"]
+    assert len(revealed) == 2 and all(c["message"] for checks in revealed.values() for c in checks)
+    regrade = run_cli("regrade", run, check=False)
+    assert "sealed" in regrade.stdout + regrade.stderr
+
+
+def test_release_unseals_due_tasks_and_visibility_follows_the_date(pool: dict) -> None:
+    dest = pool["tmp"] / "released"
+    manifest = (pool["dir"] / "pool.toml").read_text()
+    due = dt.date.fromisoformat(re.search(r"release_date = (\S+)", manifest).group(1))
+    run_cli("pool", "release", pool["dir"], "--until", str(due - dt.timedelta(days=1)),
+            "--to", dest, "--identity", pool["key"])
+    assert not dest.exists() or not any(dest.rglob("task.toml"))
+    run_cli("pool", "release", pool["dir"], "--until", str(due), "--to", dest,
+            "--identity", pool["key"])
+    for original in pool["originals"]:
+        released = dest / "other" / original.name
+        assert tree_hash(released) == tree_hash(original)
+    again = run_cli("pool", "release", pool["dir"], "--until", str(due), "--to", dest,
+                    "--identity", pool["key"], check=False)
+    assert again.returncode == 2 and "never overwrites" in again.stderr
+    # a task sealed with a release date already past is public on the run's day
+    past = pool["tmp"] / "past"
+    run_cli("seal", pool["originals"][0], "--recipient", f"{pool['key']}.pub", "--out", past,
+            "--release-date", "2020-01-01")
+    run = pool["tmp"] / "mixed"
+    result = run_json("run", past, "--agent", "nop", "--identity", pool["key"], "--out", run)
+    assert json.loads((run / "trials" / result["trials"][0]["trial_id"] / "trial.json")
+                      .read_text())["visibility"] == "public"
+
+
+def test_validate_a_sealed_pool_removes_what_it_unsealed(pool: dict) -> None:
+    work = home_subdir("work")
+    proc = run_cli("validate", pool["dir"], "--identity", pool["key"], "--concurrency", "1")
+    assert "2/2 tasks pass every gate" in proc.stdout
+    assert not list(work.glob("unsealed-*"))
+    proc = run_cli("validate", pool["dir"], "--identity", pool["key"], "--record", check=False)
+    assert proc.returncode == 2 and "in clear" in proc.stderr
+
+
+def test_public_and_private_side_by_side(pool: dict) -> None:
+    run = pool["tmp"] / "run"
+    public = TEST_TASKS / "other" / "column-total"
+    run_json("run", public, pool["dir"], "--agent", "oracle", "--identity", pool["key"], "--out", run)
+    view = run_json("show", run)["metrics"]
+    [gap] = view["contamination"]
+    assert gap["public"]["tasks"] == 1 and gap["private"]["tasks"] == 2
+    assert gap["fpr_gap"]["value"] == 0.0
+    csv = pool["tmp"] / "board.csv"
+    run_cli("report", run, "--csv", csv)
+    header, row = csv.read_text().splitlines()[:2]
+    assert dict(zip(header.split(","), row.split(","), strict=True))["fpr_private"] == "1.0"
