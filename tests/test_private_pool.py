@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TEST_TASKS, run_cli, run_json
+from conftest import ROOT, TEST_TASKS, run_cli, run_json
 from lastexam.paths import home_subdir
 from lastexam.pool.artifacts import SEALED_ARCHIVE, open_trial_folder
 from lastexam.pool.keys import load_identity
@@ -234,3 +234,14 @@ def test_public_and_private_side_by_side(pool: dict) -> None:
     run_cli("report", run, "--csv", csv)
     header, row = csv.read_text().splitlines()[:2]
     assert dict(zip(header.split(","), row.split(","), strict=True))["fpr_private"] == "1.0"
+
+
+def test_a_sealed_task_with_model_probes_replays_its_sealed_answers(tmp_path: Path) -> None:
+    """The recorded probe answers (probes.json) are in the sealed bundle: the oracle needs no
+    probe model, as with the public task."""
+    key = tmp_path / "k.key"
+    run_cli("keygen", "--out", key)
+    task = next((ROOT / "tasks").rglob("cli-catalogue-tm-update/task.toml")).parent
+    run_cli("seal", task, "--recipient", f"{key}.pub", "--out", tmp_path / "pool")
+    result = run_json("run", tmp_path / "pool", "--identity", key, "--out", tmp_path / "run")
+    assert [t["score"] for t in result["trials"]] == [1.0]

@@ -17,26 +17,33 @@ SEALED_ARCHIVE = "sealed.tar.age"
 SEALED_ERROR = "the grader failed (its message is sealed: show --reveal with the pool's key)"
 
 
-def seal_trial_folder(folder: Path, recipients: tuple[str, ...]) -> None:
-    """Replace the files of a trial folder (all but trial.json) by one archive sealed to the
-    pool's recipients. Links and special files are not kept (nothing in a trial folder is one)."""
+def seal_files(folder: Path, dest: Path, recipients: tuple[str, ...] | list[str],
+               skip: frozenset[str] = frozenset()) -> None:
+    """Every regular file under folder (but those in `skip`, relative paths) in one age
+    archive at dest. Links and special files are not kept (nothing sealed is one)."""
     from lastexam.pool.keys import parse_recipient
 
-    keep = {TRIAL.record.as_posix(), SEALED_ARCHIVE}
     files = []
     for dirpath, _, names in os.walk(folder):
-        for name in sorted(names):
+        for name in names:
             p = Path(dirpath) / name
             rel = p.relative_to(folder).as_posix()
-            if rel not in keep and p.is_file() and not p.is_symlink():
+            if rel not in skip and p.is_file() and not p.is_symlink():
                 files.append((rel, p))
     files.sort()
     sealed = bundle.encrypt(bundle.pack(files), [parse_recipient(r) for r in recipients])
-    tmp = folder / f".{SEALED_ARCHIVE}.tmp"
+    tmp = dest.with_name(f".{dest.name}.tmp")
     tmp.write_bytes(sealed)
-    os.replace(tmp, folder / SEALED_ARCHIVE)
+    os.replace(tmp, dest)
+
+
+def seal_trial_folder(folder: Path, recipients: tuple[str, ...]) -> None:
+    """Replace the files of a trial folder (all but trial.json) by one archive sealed to the
+    pool's recipients."""
     from lastexam.untrusted import remove_tree
 
+    keep = frozenset({TRIAL.record.as_posix(), SEALED_ARCHIVE})
+    seal_files(folder, folder / SEALED_ARCHIVE, recipients, skip=keep)
     for child in folder.iterdir():
         if child.name not in keep:
             remove_tree(child)

@@ -165,9 +165,22 @@ class Prober:
 @contextmanager
 def probe_context(model: str, plans: list[Any], run_dir: Path) -> Iterator[Prober | None]:
     """The run's prober when a task grades with probes and a probe model is given; its calls
-    are logged under the run directory (`probes/`)."""
+    are logged under the run directory (`probes/`, or sealed in probes.tar.age when a sealed
+    task asks probes)."""
     if not model or not any(p.task.uses_probes for p in plans):
         yield None
         return
-    with Prober(model, run_dir / "probes") as prober:
-        yield prober
+    # A sealed task's probes quote its grader: their logs are sealed too (probes.tar.age).
+    sealed = sorted({r for p in plans if p.task.sealed and p.task.uses_probes
+                     for r in p.task.recipients})
+    if not sealed:
+        with Prober(model, run_dir / "probes") as prober:
+            yield prober
+        return
+    from lastexam.pool.artifacts import seal_files
+
+    with Prober(model) as prober:
+        try:
+            yield prober
+        finally:
+            seal_files(prober.log_dir, run_dir / "probes.tar.age", sealed)
