@@ -11,7 +11,7 @@ from typing import Any
 from lastexam.errors import LastexamError
 from lastexam.layout import TRIAL
 from lastexam.pool import bundle
-from lastexam.store.models import CheckResult, GradeRecord
+from lastexam.store.models import CheckResult, GradeRecord, TrialRecord
 
 SEALED_ARCHIVE = "sealed.tar.age"
 SEALED_ERROR = "the grader failed (its message is sealed: show --reveal with the pool's key)"
@@ -20,7 +20,10 @@ SEALED_ERROR = "the grader failed (its message is sealed: show --reveal with the
 def seal_files(folder: Path, dest: Path, recipients: tuple[str, ...] | list[str],
                skip: frozenset[str] = frozenset()) -> None:
     """Every regular file under folder (but those in `skip`, relative paths) in one age
-    archive at dest. Links and special files are not kept (nothing sealed is one)."""
+    archive at dest, streamed through a tar beside it (outputs may be large). Links and
+    special files are not kept (nothing sealed is one)."""
+    import pyrage
+
     from lastexam.pool.keys import parse_recipient
 
     files = []
@@ -31,10 +34,16 @@ def seal_files(folder: Path, dest: Path, recipients: tuple[str, ...] | list[str]
             if rel not in skip and p.is_file() and not p.is_symlink():
                 files.append((rel, p))
     files.sort()
-    sealed = bundle.encrypt(bundle.pack(files), [parse_recipient(r) for r in recipients])
+    plain = dest.with_name(f".{dest.name}.tar")
     tmp = dest.with_name(f".{dest.name}.tmp")
-    tmp.write_bytes(sealed)
-    os.replace(tmp, dest)
+    try:
+        with plain.open("wb") as out:
+            bundle.pack(files, out)
+        pyrage.encrypt_file(str(plain), str(tmp), [parse_recipient(r) for r in recipients])
+        os.replace(tmp, dest)
+    finally:
+        plain.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
 
 
 def seal_trial_folder(folder: Path, recipients: tuple[str, ...]) -> None:
@@ -47,6 +56,16 @@ def seal_trial_folder(folder: Path, recipients: tuple[str, ...]) -> None:
     for child in folder.iterdir():
         if child.name not in keep:
             remove_tree(child)
+
+
+def redact_record(record: TrialRecord) -> None:
+    """What stays in clear of a sealed task's trial: its card's fields, status, score,
+    timings, counts and costs. Names the task or the agent's files could give (checks,
+    outputs, programs run) go; the sealed archive keeps them all."""
+    record.grade = redact_grade(record.grade)
+    record.missing_outputs = [f"output {i}" for i, _ in enumerate(record.missing_outputs, 1)]
+    record.outputs = {k: v for k, v in record.outputs.items() if not isinstance(v, list | dict)}
+    record.usage = record.usage.model_copy(update={"programs": {}, "python_imports": {}})
 
 
 def redact_grade(grade: GradeRecord | None) -> GradeRecord | None:

@@ -12,7 +12,7 @@ import os
 import tarfile
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 from lastexam.errors import LastexamError
 from lastexam.pool.model import PART_FILES
@@ -46,19 +46,20 @@ def task_files(root: Path) -> list[tuple[str, Path]]:
     return files
 
 
-def pack(files: Iterable[tuple[str, Path]]) -> bytes:
+def pack(files: Iterable[tuple[str, Path]], out: BinaryIO | None = None) -> bytes:
     """A tar of the files with fixed owners, times and modes: the same folder packs to the
-    same bytes (before encryption) on any machine."""
-    buf = io.BytesIO()
+    same bytes (before encryption) on any machine. Into `out` (streamed; returns b"") or
+    into memory."""
+    buf = out if out is not None else io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for rel, path in files:
-            data = path.read_bytes()
             info = tarfile.TarInfo(rel)
-            info.size = len(data)
+            info.size = path.stat().st_size
             info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
             info.mtime = 0
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+            with path.open("rb") as f:
+                tar.addfile(info, f)
+    return b"" if out is not None else buf.getvalue()
 
 
 def encrypt(data: bytes, recipients: list[Any]) -> bytes:

@@ -393,13 +393,13 @@ class TrialRunner:
             if (ws.grade / log.name).exists():
                 grader.mkdir(exist_ok=True)
                 shutil.move(ws.grade / log.name, log)
+        if task.sealed:  # sealed in the work area: nothing of it reaches the run in clear
+            from lastexam.pool.artifacts import redact_record, seal_trial_folder
+
+            seal_trial_folder(ws.trial.root, task.recipients)
+            redact_record(record)
         run.trials.mkdir(parents=True, exist_ok=True)
         shutil.move(ws.trial.root, tmp)
-        if task.sealed:
-            from lastexam.pool.artifacts import redact_grade, seal_trial_folder
-
-            seal_trial_folder(tmp, task.recipients)
-            record.grade = redact_grade(record.grade)
         record.timings.record = round(time.monotonic() - started, 4)
         write_trial_file(tmp, record)
         os.replace(tmp, final)
