@@ -9,7 +9,7 @@ import lastexam
 
 PACKAGE = Path(lastexam.__file__).parent
 # Packages below `run/`: they are used by a run and know nothing of it.
-LOWER = ("task", "store", "grading", "sandbox", "envs")
+LOWER = ("task", "store", "grading", "sandbox", "envs", "pool")
 HIGHER = ("lastexam.run", "lastexam.validation", "lastexam.cli")
 
 
