@@ -16,6 +16,7 @@ import pytest
 from conftest import COLUMN_TOTAL, run_cli, run_json
 from lastexam.store.db import Store
 from lastexam.store.files import trial_document
+from lastexam.store.models import SCHEMA_VERSION
 
 pytestmark = pytest.mark.usefixtures("base_env_ready")
 
@@ -188,7 +189,7 @@ def test_schema_2_store_is_migrated_and_agrees(tmp_path: Path) -> None:
     assert stale["status"] == "grader_error"  # the bug, as schema 2 left it
     assert_every_reader_says(run, tmp_path, "completed", 1.0)
     with sqlite3.connect(run / "results.db") as db:
-        assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("4",)
+        assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
         assert db.execute("SELECT policy_kind, retries FROM trials").fetchall() == [("completed", 0)]
         assert db.execute("SELECT ok FROM grades ORDER BY grade_id").fetchall() == [(0,), (1,)]
 
@@ -201,7 +202,7 @@ def test_schema_2_store_that_cannot_be_migrated_is_left_alone(tmp_path: Path) ->
         db.execute("UPDATE trials SET record_json = '{not json'")
     shown = run_cli("show", run, check=False)
     assert shown.returncode == 2 and "Traceback" not in shown.stderr
-    assert "cannot migrate the results store from schema 2 to 4" in shown.stderr
+    assert f"cannot migrate the results store from schema 2 to {SCHEMA_VERSION}" in shown.stderr
     assert "results.db" in shown.stderr
     with sqlite3.connect(run / "results.db") as db:
         assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("2",)
