@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TEST_TASKS, run_cli, run_json
+from conftest import ROOT, TEST_TASKS, Point, run_cli, run_json, run_watching
 from lastexam.paths import home_subdir
 from lastexam.pool.artifacts import SEALED_ARCHIVE, open_trial_folder
 from lastexam.pool.keys import load_identity
@@ -245,3 +245,23 @@ def test_a_sealed_task_with_model_probes_replays_its_sealed_answers(tmp_path: Pa
     run_cli("seal", task, "--recipient", f"{key}.pub", "--out", tmp_path / "pool")
     result = run_json("run", tmp_path / "pool", "--identity", key, "--out", tmp_path / "run")
     assert [t["score"] for t in result["trials"]] == [1.0]
+
+
+def test_grading_copy_lives_only_while_grading(pool: dict) -> None:
+    """The hidden parts are decrypted into the trial's own task/ for the oracle and the
+    grading, and gone before the trial is recorded; a nop trial never has them before grading."""
+    seen: dict[str, bool] = {}
+
+    def on_point(point: Point, _proc) -> None:
+        ws = home_subdir("work") / point.run_id / "trials" / point.trial_id
+        if point.phase in ("collect", "record"):
+            seen[f"{point.phase} {point.trial_id.split('__')[1]}"] = (ws / "task").exists()
+
+    for agent in ("oracle", "nop"):
+        watched = run_watching(["run", pool["dir"], "--agent", agent, "--identity", pool["key"],
+                                "--out", pool["tmp"] / f"run-{agent}"],
+                               pool["tmp"] / f"watch-{agent}", on_point,
+                               delays={"collect": 0.3, "record": 0.3})
+        assert watched.returncode == 0, watched.stderr[-2000:]
+    assert seen == {"collect oracle": True, "record oracle": False,
+                    "collect nop": False, "record nop": False}
