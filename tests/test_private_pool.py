@@ -11,13 +11,15 @@ import json
 import re
 import shutil
 import sqlite3
+import subprocess
 import tomllib
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 
-from conftest import ROOT, TEST_TASKS, Point, run_cli, run_json, run_watching
+from conftest import LASTEXAM, ROOT, TEST_TASKS, Point, run_cli, run_json, run_watching
 from lastexam.paths import home_subdir
 from lastexam.pool.artifacts import SEALED_ARCHIVE, open_trial_folder
 from lastexam.pool.keys import load_identity
@@ -186,6 +188,18 @@ def test_reports_show_sealed_trials_by_card_unless_revealed(pool: dict) -> None:
     assert len(revealed) == 2 and all(c["message"] for checks in revealed.values() for c in checks)
     regrade = run_cli("regrade", run, check=False)
     assert "sealed" in regrade.stdout + regrade.stderr
+    # the viewer: the card, numbered checks, no files
+    proc = subprocess.Popen([*LASTEXAM, "view", str(run), "--port", "0"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        trial = next((run / "trials").iterdir()).name
+        page = httpx.get(f"{url}/run/{run.name}/trial/{trial}", timeout=30).text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert "sealed pool" in page and "check 1" in page
+    assert "is missing" not in page and "Trajectory" not in page
 
 
 def test_release_unseals_due_tasks_and_visibility_follows_the_date(pool: dict) -> None:
