@@ -9,6 +9,7 @@ import typer
 
 from lastexam.cli import (
     agents_cmd,
+    canary_cmd,
     compare_cmd,
     env_cmd,
     pool_cmd,
@@ -41,6 +42,7 @@ app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(pool_cmd.app, name="pool")
 app.add_typer(env_cmd.app, name="env")
 app.add_typer(agents_cmd.app, name="agents")
+app.add_typer(canary_cmd.app, name="canary")
 
 
 def main() -> None:
