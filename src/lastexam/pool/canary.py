@@ -109,7 +109,7 @@ class Scanner:
                 raise LastexamError("no such file or folder", path=p)
         for file in self._files(paths):
             try:
-                yield from self.scan_stream(file, _chunks(file))
+                yield from self.scan_stream(file, read_chunks(file))
                 self.files += 1
             except (OSError, EOFError, ValueError, zlib.error, Unreadable) as e:
                 self.unreadable += 1
@@ -167,7 +167,8 @@ def _read_all(f: BinaryIO) -> Iterator[bytes]:
         yield chunk
 
 
-def _chunks(file: Path) -> Iterator[bytes]:
+def read_chunks(file: Path) -> Iterator[bytes]:
+    """The bytes the scanner searches in `file`, decompressed, in chunks of up to CHUNK."""
     suffix = file.suffix.lower()
     if suffix == ".gz":
         with gzip.open(file, "rb") as f:

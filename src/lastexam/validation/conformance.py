@@ -12,13 +12,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lastexam.config_file import load_model
 from lastexam.envs.manage import Environment
-from lastexam.errors import LastexamError
 from lastexam.grading.files import MAX_TEXT_BYTES
 from lastexam.paths import default_tasks_dir
 from lastexam.pool.canary import canary_key
-from lastexam.pool.model import POOL_FILE, PoolManifest
 from lastexam.run.trial import TrialRunner
 from lastexam.sandbox.base import Mount
 from lastexam.store.models import TrialRecord
@@ -50,19 +47,14 @@ RANDOM_BYTES = 4096
 # generate.py of the slowest task takes about 600 s wall on a loaded 2-core machine: 3x headroom.
 GENERATE_WALL_S = 1800
 
-# canary (canonical) -> {resolved task folder, or pool.toml/<id> for a sealed card: task id}
+# canary (canonical) -> {resolved task folder: task id}
 Canaries = dict[str, dict[Path, str]]
 
 
 def suite_canaries(folders: Iterable[Path]) -> Canaries:
-    """The canaries of the project's tasks/, of the folders being validated and of the cards of
-    any sealed pool among them (a folder holding pool.toml)."""
+    """The canaries of the project's tasks/ and of the folders being validated (a sealed pool's
+    tasks among them, unsealed)."""
     found: Canaries = {}
-
-    def add(canary: object, where: Path, task_id: str) -> None:
-        if isinstance(canary, str):
-            found.setdefault(canary_key(canary), {})[where] = task_id
-
     suite = default_tasks_dir()
     for toml in [*(suite.glob("*/*/task.toml") if suite.is_dir() else []),
                  *(Path(f) / "task.toml" for f in folders)]:
@@ -70,22 +62,17 @@ def suite_canaries(folders: Iterable[Path]) -> Canaries:
             spec = tomllib.loads(toml.read_text())
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue  # the schema gate reports it
-        add(spec.get("canary"), toml.parent.resolve(), str(spec.get("id", toml.parent.name)))
-    for pool in (Path(f) / POOL_FILE for f in folders if (Path(f) / POOL_FILE).is_file()):
-        try:
-            cards = load_model(pool, PoolManifest, what="pool manifest").task
-        except LastexamError:
-            continue  # loading the pool to validate it reports it
-        for card in cards:
-            add(card.canary, pool.resolve() / card.id, card.id)
+        canary, task_id = spec.get("canary"), spec.get("id", toml.parent.name)
+        if isinstance(canary, str):
+            found.setdefault(canary_key(canary), {})[toml.parent.resolve()] = str(task_id)
     return found
 
 
 def static_conformance(task: Task, report: TaskReport, canaries: Canaries) -> None:
-    canary = canary_key(task.spec.canary)
-    # A card with the task's own id is this task sealed (or released from a pool), not a clash.
-    others = sorted({tid for p, tid in canaries.get(canary, {}).items()
-                     if p != task.path.resolve() and not (p.parent.name == POOL_FILE and tid == task.id)})
+    # The same id is the same task: in another folder, it is a copy (a sealed task unsealed
+    # for validation, or released into tasks/), not a clash.
+    others = sorted({tid for tid in canaries.get(canary_key(task.spec.canary), {}).values()
+                     if tid != task.id})
     report.add(CANARY_UNIQUE, not others, f"canary also used by {', '.join(others)}" if others else "")
     missing = []
     if not any(fx.spec is not None for fx in positive_fixtures(task)):
