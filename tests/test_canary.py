@@ -17,9 +17,6 @@ import zstandard
 
 from conftest import COLUMN_TOTAL, run_cli
 from lastexam.pool import canary as cn
-from lastexam.task.load import load_task
-from lastexam.validation import conformance as cf
-from lastexam.validation.gates import TaskReport
 
 BASE_CANARY = "8cbf5e58-8c2f-4cd0-919c-42ea7ef23d71"  # tests/data/tasks/other/column-total
 PLANTED = str(uuid.uuid5(uuid.NAMESPACE_URL, "lastexam-test/canary-planted"))
@@ -198,16 +195,22 @@ def test_two_tasks_sharing_a_canary_fail_validation(tmp_path: Path) -> None:
     assert all(g["canary present"] == (True, "") for g in gates.values())
 
 
-def test_a_task_sharing_a_canary_with_a_pool_card_fails(tmp_path: Path) -> None:
-    task = load_task(make_task(tmp_path / "tasks", "public-task", CARD_CANARY))
-    pool = make_pool(tmp_path / "pool", {CARD_ID: CARD_CANARY.upper(), "public-task": CARD_CANARY})
-
-    def gate(folders: list[Path]) -> tuple[bool, str]:
-        report = TaskReport(task=task.id, path=str(task.path))
-        cf.static_conformance(task, report, cf.suite_canaries(folders))
-        unique = next(g for g in report.gates if g.name == cf.CANARY_UNIQUE)
-        return unique.passed, unique.detail
-
-    assert gate([task.path]) == (True, "")
-    # the card of another task clashes; the card with the task's own id is the task itself
-    assert gate([task.path, pool]) == (False, f"canary also used by {CARD_ID}")
+def test_a_task_sharing_a_canary_with_a_sealed_task_fails(tmp_path: Path) -> None:
+    key = tmp_path / "pool.key"
+    run_cli("keygen", "--out", key)
+    sealed = tmp_path / "to-seal"
+    make_task(sealed, CARD_ID, CARD_CANARY)
+    make_task(sealed, "released-task", OTHER)
+    run_cli("seal", sealed, "--recipient", f"{key}.pub", "--out", tmp_path / "pool")
+    public = tmp_path / "tasks"
+    make_task(public, "public-task", CARD_CANARY.upper())
+    make_task(public, "released-task", OTHER)  # the same task, released from the pool
+    proc = run_cli("validate", public, tmp_path / "pool", "--identity", key, "--gates", "static",
+                   "--json", check=False, timeout=300)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    gates = {(t["task"], Path(t["path"]).is_relative_to(public)): dict(
+        (g["name"], (g["passed"], g["detail"])) for g in t["gates"]) for t in json.loads(proc.stdout)["tasks"]}
+    assert gates["public-task", True]["canary unique"] == (False, f"canary also used by {CARD_ID}")
+    assert gates[CARD_ID, False]["canary unique"] == (False, "canary also used by public-task")
+    assert gates["released-task", True]["canary unique"] == (True, "")
+    assert gates["released-task", False]["canary unique"] == (True, "")
