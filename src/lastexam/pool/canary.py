@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from lastexam.config_file import load_model
 from lastexam.errors import LastexamError
 from lastexam.pool.model import POOL_FILE, PoolManifest
+from lastexam.task.load import discover_tasks
 
 GUID_LEN = 36
 GUID_HEAD = 8  # hex digits before the first dash
@@ -64,9 +66,6 @@ def canary_key(canary: str) -> str:
 def collect_canaries(paths: Iterable[Path]) -> dict[str, str]:
     """canary (canonical) -> task id, from task folders, folders of tasks and sealed pool
     folders (a folder holding pool.toml: the canaries of its cards)."""
-    from lastexam.config_file import load_model
-    from lastexam.task.load import discover_tasks
-
     found: dict[str, str] = {}
     for path in map(Path, paths):
         if (path / POOL_FILE).is_file():
