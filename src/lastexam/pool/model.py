@@ -86,7 +86,7 @@ class PoolManifest(BaseModel):
         for field in ("id", "canary"):
             seen: set[str] = set()
             for card in self.task:
-                value = getattr(card, field)
+                value = getattr(card, field).lower()  # a GUID in any letter case is one GUID
                 if value in seen:
                     raise ValueError(f"two tasks share the {field} {value!r}")
                 seen.add(value)
