@@ -12,6 +12,7 @@ from lastexam.cli import (
     canary_cmd,
     compare_cmd,
     env_cmd,
+    interop_cmd,
     pool_cmd,
     regrade_cmd,
     report_cmd,
@@ -43,6 +44,8 @@ app.add_typer(pool_cmd.app, name="pool")
 app.add_typer(env_cmd.app, name="env")
 app.add_typer(agents_cmd.app, name="agents")
 app.add_typer(canary_cmd.app, name="canary")
+app.add_typer(interop_cmd.export_app, name="export")
+app.add_typer(interop_cmd.import_app, name="import")
 
 
 def main() -> None:

@@ -1,0 +1,42 @@
+"""lastexam export harbor | import harbor (docs/interop.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+export_app = typer.Typer(help="Write tasks in another harness's format.", no_args_is_help=True)
+import_app = typer.Typer(help="Turn another harness's tasks into lastexam tasks.",
+                         no_args_is_help=True)
+
+
+@export_app.command("harbor")
+def export_harbor(
+    task_paths: Annotated[list[Path], typer.Argument(help="Task folders or folders of tasks.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder to write <task-id>/ folders in.")],
+) -> None:
+    """Harbor task folders (task.toml, instruction.md, environment/, tests/, solution/)."""
+    from lastexam.interop.harbor_export import export_task
+    from lastexam.task.load import discover_tasks
+
+    for task in discover_tasks(task_paths):
+        print(export_task(task, out))
+
+
+@import_app.command("harbor")
+def import_harbor(
+    harbor_dirs: Annotated[list[Path], typer.Argument(help="Harbor task folders.")],
+    out: Annotated[Path, typer.Option("--out", help="The cluster folder to write into.")] = Path("tasks/other"),
+    cluster: Annotated[str, typer.Option(help="Taxonomy cluster of the new tasks.")] = "other",
+    subdomain: Annotated[str | None, typer.Option(help="Subdomain (default: the cluster's first).")] = None,
+    environment: Annotated[str, typer.Option(help="lastexam environment the tasks run in.")] = "base",
+    tier: Annotated[str | None, typer.Option(help="Tier (default: from the task's difficulty).")] = None,
+) -> None:
+    """A lastexam task folder per Harbor task, whose grader runs the Harbor verifier."""
+    from lastexam.interop.harbor_import import ImportChoices, import_task
+
+    choices = ImportChoices(cluster=cluster, subdomain=subdomain, environment=environment, tier=tier)
+    for d in harbor_dirs:
+        print(import_task(d, out, choices))

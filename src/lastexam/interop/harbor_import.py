@@ -1,0 +1,221 @@
+"""`lastexam import harbor`: a Harbor task folder as a lastexam task folder that passes the
+static gates. The Harbor verifier becomes the grader (harbor_files/imported_grader.py runs
+tests/test.sh in the grading sandbox); the tests go to reference/tests/, hidden from the agent;
+the task gets a fresh canary. A task lastexam exported (with [metadata.lastexam]) gets its
+fields back; any other takes the cluster, subdomain, environment and tier it is given."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import uuid
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from lastexam.config_file import load_model
+from lastexam.errors import LastexamError, describe_validation_error
+from lastexam.interop.harbor_spec import (
+    DEFAULT_WORKDIR,
+    ExportedFrom,
+    HarborTaskConfig,
+    ImportedGrading,
+)
+from lastexam.interop.toml_out import dumps
+from lastexam.layout import AgentSandbox
+from lastexam.task.spec import MAX_TIMEOUT_S, TaskSpec
+from lastexam.taxonomy import load_taxonomy
+
+# Harbor's difficulty words (Terminal-Bench's) to lastexam tiers, when no --tier is given.
+TIER_OF_DIFFICULTY = {"easy": "near-term", "medium": "near-term", "hard": "full-spectrum"}
+CANARY_LINE = re.compile(r"^\s*(<!--.*canary.*-->|#.*canary.*)\s*$", re.IGNORECASE)
+EXPORTED_INPUTS = "task/inputs"  # where an exported task's tests/ hold the pristine inputs
+NOT_INPUTS = ("Dockerfile", "docker-compose.yaml", "docker-compose.yml", "compose.yaml")
+
+
+@dataclass(frozen=True)
+class ImportChoices:
+    cluster: str | None = None  # None: the exported task's, else "other"
+    subdomain: str | None = None  # None: the exported task's, else the cluster's first
+    environment: str | None = None  # None: the exported task's, else "base"
+    tier: str | None = None  # None: the exported task's, else from the difficulty
+
+
+def import_task(src: Path, out: Path, choices: ImportChoices) -> Path:
+    cfg = load_model(src / "task.toml", HarborTaskConfig, what="Harbor task.toml")
+    for required in ("instruction.md", "tests/test.sh"):
+        if not (src / required).is_file():
+            raise LastexamError(f"a Harbor task needs {required}", path=src / required)
+    exported = _exported(cfg, src)
+    canary = str(uuid.uuid4())
+    spec = _spec(src, cfg, exported, choices, canary)
+    dest = out / spec.id
+    if dest.exists():
+        raise LastexamError("already exists: remove it or choose another --out", path=dest)
+    workdir = cfg.environment.workdir or _dockerfile_workdir(src) or DEFAULT_WORKDIR
+    paths = ({AgentSandbox.OUTPUT: "output", AgentSandbox.INPUTS: "inputs"} if exported
+             else {workdir: "output"})
+    dest.mkdir(parents=True)
+    (dest / "task.toml").write_text(dumps(spec.model_dump(exclude={"desktop"}, exclude_none=True)))
+    instruction = _strip_canary((src / "instruction.md").read_text(encoding="utf-8", errors="replace"))
+    if not exported:
+        instruction = _moved(instruction, workdir) + _where_note(workdir)
+    (dest / "instruction.md").write_text(f"<!-- lastexam canary {canary} -->\n{instruction}")
+    _inputs(src, dest / "inputs", exported is not None)
+    _reference(src, dest / "reference", exported, canary,
+               ImportedGrading(canary=canary, source=cfg.task.name if cfg.task and cfg.task.name
+                               else src.name, paths=paths,
+                               timeout_s=cfg.verifier.timeout_sec))
+    files = resources.files("lastexam.interop").joinpath("harbor_files")
+    (dest / "grader.py").write_text(files.joinpath("imported_grader.py").read_text())
+    _solution(src, dest / "solution", None if exported else workdir)
+    _fixtures(dest / "fixtures")
+    return dest
+
+
+def _exported(cfg: HarborTaskConfig, src: Path) -> ExportedFrom | None:
+    data = cfg.metadata.get("lastexam")
+    if data is None:
+        return None
+    try:
+        return ExportedFrom.model_validate(data)
+    except ValidationError as e:
+        raise LastexamError(describe_validation_error(e).replace("field '", "field 'metadata.lastexam."),
+                            path=src / "task.toml") from None
+
+
+def _spec(src: Path, cfg: HarborTaskConfig, ex: ExportedFrom | None, choices: ImportChoices,
+          canary: str) -> TaskSpec:
+    tax = load_taxonomy()
+    cluster = choices.cluster or (ex.cluster if ex else "other")
+    found = tax.cluster(cluster)
+    if found is None:
+        raise LastexamError(f"unknown cluster {cluster!r}; known: {', '.join(c.id for c in tax.clusters)}")
+    subdomain = choices.subdomain or (ex.subdomain if ex and ex.cluster == cluster else found.subdomains[0].id)
+    sub = tax.subdomain(subdomain)
+    name = cfg.task.name.rsplit("/", 1)[-1] if cfg.task and cfg.task.name else src.resolve().name
+    difficulty = str(cfg.metadata.get("difficulty", "")).lower()
+    description = (cfg.task.description if cfg.task else "") or f"Harbor task {name}, imported."
+    limits = {"grader_timeout_s": int(min(3600, max(5, cfg.verifier.timeout_sec + 60)))}
+    if cfg.environment.memory_mb:
+        limits["memory_mb"] = min(65536, max(64, cfg.environment.memory_mb))
+    fields = {
+        "id": ex.id if ex else _slug(name),
+        "title": ex.title if ex else f"{name} (imported from Harbor)",
+        "summary": ex.summary if ex else description,
+        "cluster": cluster, "subdomain": subdomain,
+        "soc": ex.soc if ex and ex.subdomain == subdomain else (sub.soc[:1] if sub else []),
+        "tier": choices.tier or (ex.tier if ex else TIER_OF_DIFFICULTY.get(difficulty, "near-term")),
+        "tier_rationale": ex.tier_rationale if ex else
+        f"Imported from Harbor (difficulty: {difficulty or 'not given'}); review the tier.",
+        "software": ex.software if ex else ["bash"],
+        "environment": choices.environment or (ex.environment if ex else "base"),
+        "gui": ex.gui if ex else False,
+        "timeout_s": int(min(MAX_TIMEOUT_S, max(10, cfg.agent.timeout_sec or 7200))),
+        # Harbor names no deliverables: the whole output folder, until the author lists them.
+        "outputs": ex.outputs if ex else ["."],
+        "canary": canary,
+        "limits": limits,
+    }
+    try:
+        return TaskSpec.model_validate(fields)
+    except ValidationError as e:
+        raise LastexamError(f"cannot make a lastexam task of it: {describe_validation_error(e)}",
+                            path=src / "task.toml") from None
+
+
+def _slug(name: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:63]
+    return slug if len(slug) >= 2 else f"harbor-{slug or 'task'}"
+
+
+def _dockerfile_workdir(src: Path) -> str | None:
+    docker = src / "environment" / "Dockerfile"
+    if not docker.is_file():
+        return None
+    found = re.findall(r"(?im)^\s*WORKDIR\s+(\S+)\s*$", docker.read_text(errors="replace"))
+    return found[-1] if found and found[-1].startswith("/") else None
+
+
+def _strip_canary(text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    while lines and CANARY_LINE.match(lines[0]):
+        lines.pop(0)
+    return "".join(lines)
+
+
+def _moved(text: str, workdir: str) -> str:
+    """The task's working folder, named in its instruction or scripts, as /task/output."""
+    return re.sub(r"(?<![\w./-])" + re.escape(workdir) + r"(?![\w.-])", AgentSandbox.OUTPUT, text)
+
+
+def _where_note(workdir: str) -> str:
+    return (f"\n\n---\nThis task was written for a container whose working folder is {workdir}: "
+            f"here that folder is {AgentSandbox.OUTPUT}, where the deliverables go. The files of "
+            f"its environment folder are in {AgentSandbox.INPUTS}/.\n")
+
+
+def _inputs(src: Path, dest: Path, exported: bool) -> None:
+    env = src / "environment"
+    if exported and (env / EXPORTED_INPUTS).is_dir():
+        shutil.copytree(env / EXPORTED_INPUTS, dest)
+    elif env.is_dir():
+        shutil.copytree(env, dest, ignore=lambda _d, names: [n for n in names if n in NOT_INPUTS])
+    dest.mkdir(exist_ok=True)
+    if not any(dest.iterdir()):  # the static gates want inputs: say there are none
+        (dest / "README.txt").write_text("This task has no input files.\n")
+
+
+def _reference(src: Path, dest: Path, ex: ExportedFrom | None, canary: str,
+               grading: ImportedGrading) -> None:
+    tests = dest / "tests"
+    shutil.copytree(src / "tests", tests, ignore=shutil.ignore_patterns("__pycache__"))
+    inputs_in_tests: list[str] = []
+    if ex is not None:
+        old = json.loads((tests / "lastexam.json").read_text()).get("canary", "")
+        if (tests / EXPORTED_INPUTS).is_dir():  # a copy of inputs/: restored at grading time
+            shutil.rmtree(tests / EXPORTED_INPUTS)
+            inputs_in_tests.append(EXPORTED_INPUTS)
+        for p in (p for p in tests.rglob("*") if p.is_file() and old):
+            data = p.read_bytes()
+            if old.encode() in data:
+                p.write_bytes(data.replace(old.encode(), canary.encode()))
+    doc = grading.model_dump()
+    if inputs_in_tests:
+        doc["inputs_in_tests"] = inputs_in_tests
+    (dest / "harbor.json").write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def _solution(src: Path, dest: Path, workdir: str | None) -> None:
+    if (src / "solution").is_dir():
+        shutil.copytree(src / "solution", dest, ignore=shutil.ignore_patterns("__pycache__"))
+    dest.mkdir(exist_ok=True)
+    solve = dest / "solve.sh"
+    if not solve.is_file():
+        solve.write_text("#!/bin/bash\necho 'the Harbor task had no solve.sh: write the oracle' >&2\nexit 1\n")
+    elif workdir is not None:
+        solve.write_text(_moved(solve.read_text(errors="replace"), workdir))
+    solve.chmod(0o755)
+
+
+FIXTURES = {
+    "negative/empty": ('mistake = "no deliverable at all (imported task: review)"\nkind = "shortcut"\n'
+                       "score_min = 0.0\nscore_max = 0.0\n", "true\n"),
+    "negative/junk": ('mistake = "every file of the oracle\'s output replaced by junk (imported task: review)"\n'
+                      "score_min = 0.0\nscore_max = 0.0\n",
+                      'cd "$ORACLE_OUTPUT"\nfind . -type f | while read -r f; do\n'
+                      '    mkdir -p "$OUT/$(dirname "$f")"\n    printf junk > "$OUT/$f"\ndone\n'),
+    "positive/oracle-copy": ('variant = "the oracle\'s output as it is (imported task: add another valid one)"\n',
+                             'cp -R "$ORACLE_OUTPUT"/. "$OUT"/\n'),
+}
+
+
+def _fixtures(dest: Path) -> None:
+    for name, (toml, script) in FIXTURES.items():
+        d = dest / name
+        d.mkdir(parents=True)
+        (d / "fixture.toml").write_text(toml)
+        (d / "make.sh").write_text("#!/bin/bash\nset -euo pipefail\n" + script)
