@@ -1,0 +1,36 @@
+"""The Harbor venv (scripts/harbor-venv.sh) the Harbor interop tests run Harbor's own code in."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+HARBOR_CHECK = Path(__file__).resolve().parent / "harbor_check.py"
+
+
+def harbor_python() -> Path | None:
+    given = os.environ.get("LASTEXAM_HARBOR_PYTHON")
+    path = Path(given) if given else ROOT / ".venv-harbor" / "bin" / "python"
+    return path if path.exists() else None
+
+
+@pytest.fixture(scope="session")
+def harbor() -> Path:
+    python = harbor_python()
+    if python is None:
+        pytest.skip("no Harbor venv: run scripts/harbor-venv.sh (needs a Python 3.12+)")
+    return python
+
+
+def harbor_read(python: Path, kind: str, *paths: Path) -> dict:
+    """What Harbor's own models read from task folders or trajectory files."""
+    proc = subprocess.run([str(python), str(HARBOR_CHECK), kind, *map(str, paths)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
