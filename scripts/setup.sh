@@ -26,5 +26,6 @@ if [[ ! -x .venv/bin/python ]]; then
     /usr/bin/python3 -m venv .venv
 fi
 extras=""
-[[ "${1:-}" == "--test" ]] && extras="[test]"
+# [interop]: Inspect AI, for the interop tests (tests/interop; Harbor has a venv of its own).
+[[ "${1:-}" == "--test" ]] && extras="[test,interop]"
 .venv/bin/pip install -q --disable-pip-version-check -e ".${extras}"

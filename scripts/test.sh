@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
+# Harbor's package (Python 3.12+) in .venv-harbor, for the Harbor interop tests.
+scripts/harbor-venv.sh
 lx=.venv/bin/lastexam
 
 $lx env install --all

@@ -68,7 +68,7 @@ def test_round_trip_passes_the_gates(tmp_path: Path, base_env_ready: None) -> No
     assert spec.canary != original.canary
     assert spec.model_dump(exclude={"canary", "limits"}) == original.model_dump(exclude={"canary", "limits"})
     assert original.canary not in "".join(p.read_text(errors="replace") for p in back.rglob("*") if p.is_file())
-    gates = _gates(back, "static,oracle,nop,negative,positive")
+    gates = _gates(back, "static,oracle,nop,negative,positive,determinism,malformed")
     assert all(g["passed"] for g in gates.values()), gates
     assert "score 0.0" in gates["nop scores 0"]["detail"]
 
@@ -103,7 +103,7 @@ def test_a_terminal_bench_task_imports_and_grades(harbor: Path, tmp_path: Path,
         ("computing-math", "near-term", 300, 2048)
     assert "/task/output/hello.txt" in (back / "instruction.md").read_text()
     assert "/task/output/hello.txt" in (back / "solution" / "solve.sh").read_text()
-    gates = _gates(back, "static,oracle,nop,negative,positive")
+    gates = _gates(back, "static,oracle,nop,negative,positive,determinism,malformed")
     assert all(g["passed"] for g in gates.values()), gates
 
 
