@@ -58,6 +58,7 @@ def test_the_reference_is_only_under_tests(tmp_path: Path) -> None:
     docker = (dest / "environment" / "Dockerfile").read_text()
     assert "COPY task/ /task/" in docker and "--require-hashes" in docker
     assert "reference" not in docker and "tests" not in docker
+    assert all(f"    {p} \\" in docker for p in ("python3", "python3-venv", "poppler-utils"))
 
 
 def test_round_trip_passes_the_gates(tmp_path: Path, base_env_ready: None) -> None:
@@ -71,6 +72,20 @@ def test_round_trip_passes_the_gates(tmp_path: Path, base_env_ready: None) -> No
     gates = _gates(back, "static,oracle,nop,negative,positive,determinism,malformed")
     assert all(g["passed"] for g in gates.values()), gates
     assert "score 0.0" in gates["nop scores 0"]["detail"]
+
+
+def test_an_exported_task_gets_its_own_fields_back(tmp_path: Path) -> None:
+    if not PROBED.is_dir():
+        pytest.skip("the suite task is not in this checkout")
+    (exported,) = _export(tmp_path / "harbor", PROBED)
+    run_cli("import", "harbor", exported, "--out", tmp_path / "back")
+    back = tmp_path / "back" / PROBED.name
+    spec, original = load_task(back).spec, load_task(PROBED).spec
+    assert spec.model_dump(exclude={"canary", "limits"}) == original.model_dump(exclude={"canary", "limits"})
+    assert spec.cluster == "legal" and spec.environment == original.environment
+    assert (back / "reference" / "tests" / "task" / "probes.json").is_file()
+    gates = _gates(back, "static")
+    assert all(g["passed"] for g in gates.values()), gates
 
 
 def _terminal_bench_task(root: Path) -> Path:

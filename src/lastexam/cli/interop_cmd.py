@@ -29,10 +29,14 @@ def export_harbor(
 def import_harbor(
     harbor_dirs: Annotated[list[Path], typer.Argument(help="Harbor task folders.")],
     out: Annotated[Path, typer.Option("--out", help="The cluster folder to write into.")] = Path("tasks/other"),
-    cluster: Annotated[str, typer.Option(help="Taxonomy cluster of the new tasks.")] = "other",
-    subdomain: Annotated[str | None, typer.Option(help="Subdomain (default: the cluster's first).")] = None,
-    environment: Annotated[str, typer.Option(help="lastexam environment the tasks run in.")] = "base",
-    tier: Annotated[str | None, typer.Option(help="Tier (default: from the task's difficulty).")] = None,
+    cluster: Annotated[str | None, typer.Option(
+        help="Taxonomy cluster (default: an exported task's own, else other).")] = None,
+    subdomain: Annotated[str | None, typer.Option(
+        help="Subdomain (default: an exported task's own, else the cluster's first).")] = None,
+    environment: Annotated[str | None, typer.Option(
+        help="lastexam environment (default: an exported task's own, else base).")] = None,
+    tier: Annotated[str | None, typer.Option(
+        help="Tier (default: an exported task's own, else from the difficulty).")] = None,
 ) -> None:
     """A lastexam task folder per Harbor task, whose grader runs the Harbor verifier."""
     from lastexam.interop.harbor_import import ImportChoices, import_task

@@ -10,10 +10,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# Paths inside Harbor's containers (harbor.models.trial.paths.EnvironmentPaths).
-TESTS_DIR = "/tests"
-LOGS_DIR = "/logs"
-VERIFIER_LOGS = "/logs/verifier"
 DEFAULT_WORKDIR = "/app"  # Terminal-Bench's usual WORKDIR, when a task names none
 
 
