@@ -28,7 +28,8 @@ def export_harbor(
 @import_app.command("harbor")
 def import_harbor(
     harbor_dirs: Annotated[list[Path], typer.Argument(help="Harbor task folders.")],
-    out: Annotated[Path, typer.Option("--out", help="The cluster folder to write into.")] = Path("tasks/other"),
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Folder to write <id>/ in (default: the project's tasks/<cluster>/).")] = None,
     cluster: Annotated[str | None, typer.Option(
         help="Taxonomy cluster (default: an exported task's own, else other).")] = None,
     subdomain: Annotated[str | None, typer.Option(

@@ -26,6 +26,7 @@ from lastexam.interop.harbor_spec import (
 )
 from lastexam.interop.toml_out import dumps
 from lastexam.layout import AgentSandbox
+from lastexam.paths import default_tasks_dir
 from lastexam.task.spec import MAX_TIMEOUT_S, TaskSpec
 from lastexam.taxonomy import load_taxonomy
 
@@ -44,7 +45,8 @@ class ImportChoices:
     tier: str | None = None  # None: the exported task's, else from the difficulty
 
 
-def import_task(src: Path, out: Path, choices: ImportChoices) -> Path:
+def import_task(src: Path, out: Path | None, choices: ImportChoices) -> Path:
+    """Write the task as out/<id>/ (default: the project's tasks/<cluster>/<id>/)."""
     cfg = load_model(src / "task.toml", HarborTaskConfig, what="Harbor task.toml")
     for required in ("instruction.md", "tests/test.sh"):
         if not (src / required).is_file():
@@ -52,7 +54,7 @@ def import_task(src: Path, out: Path, choices: ImportChoices) -> Path:
     exported = _exported(cfg, src)
     canary = str(uuid.uuid4())
     spec = _spec(src, cfg, exported, choices, canary)
-    dest = out / spec.id
+    dest = (out or default_tasks_dir() / spec.cluster) / spec.id
     if dest.exists():
         raise LastexamError("already exists: remove it or choose another --out", path=dest)
     workdir = cfg.environment.workdir or _dockerfile_workdir(src) or DEFAULT_WORKDIR
