@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +24,8 @@ def export_harbor(
 
     for task in discover_tasks(task_paths):
         print(export_task(task, out))
+        if task.spec.gui:
+            print(f"warning: {task.id} is a GUI task: its Harbor image has no desktop", file=sys.stderr)
 
 
 @import_app.command("harbor")
