@@ -279,3 +279,18 @@ def test_grading_copy_lives_only_while_grading(pool: dict) -> None:
         assert watched.returncode == 0, watched.stderr[-2000:]
     assert seen == {"collect oracle": True, "record oracle": False,
                     "collect nop": False, "record nop": False}
+
+
+def test_an_agent_cannot_copy_its_instruction_into_the_clear_record(pool: dict) -> None:
+    """The exec log's FIFO is writable by the agent; a line the shim did not write is quoted in
+    the tamper reason. For a sealed task that quote would carry the instruction into
+    trial.json and results.db: it must stay in the sealed archive only."""
+    lines = [s for s in pool["secrets"] if b"-instr " in s]
+    cmd = "grep -F -- '-instr ' /task/instruction.md > \"$LASTEXAM_EXEC_LOG\"; exit 3"
+    run = pool["tmp"] / "run"
+    result = run_json("run", pool["dir"], "--agent", "command", "--agent-arg", f"cmd={cmd}",
+                      "--identity", pool["key"], "--out", run)
+    records = [json.loads((run / "trials" / t["trial_id"] / "trial.json").read_text())
+               for t in result["trials"]]
+    assert all(r["usage"]["tampered"] for r in records)  # the agent did write its line
+    assert _hits([run], lines) == []

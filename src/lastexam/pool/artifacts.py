@@ -4,7 +4,9 @@ recipients, and a rubric in the store and trial.json without what could quote th
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,10 @@ from lastexam.store.models import CheckResult, GradeRecord, TrialRecord
 
 SEALED_ARCHIVE = "sealed.tar.age"
 SEALED_ERROR = "the grader failed (its message is sealed: show --reveal with the pool's key)"
+SEALED_TEXT = "(sealed: in errors.json of the trial's sealed archive)"
+ERRORS_FILE = "errors.json"  # the clear record's texts that redact_record drops, kept sealed
+# "step: ExceptionType: message" (run/trial.py): the step and the type are the harness's words
+HARNESS_PREFIX = re.compile(r"^[a-z_]+: [A-Za-z_][\w.]*(?=: )")
 
 
 def seal_files(folder: Path, dest: Path, recipients: tuple[str, ...] | list[str],
@@ -46,6 +52,17 @@ def seal_files(folder: Path, dest: Path, recipients: tuple[str, ...] | list[str]
         tmp.unlink(missing_ok=True)
 
 
+def seal_trial(folder: Path, record: TrialRecord, recipients: tuple[str, ...]) -> None:
+    """A sealed task's trial as stored: the texts of its record that could quote the task or
+    carry what the agent wrote (errors, the exec log's tamper reason) join its files in the
+    sealed archive, and the record keeps their redacted form."""
+    texts = {"run_error": record.run_error, "tamper_reason": record.usage.tamper_reason,
+             "earlier": [e.error for e in record.policy.earlier] if record.policy else []}
+    (folder / ERRORS_FILE).write_text(json.dumps(texts, indent=1))
+    seal_trial_folder(folder, recipients)
+    redact_record(record)
+
+
 def seal_trial_folder(folder: Path, recipients: tuple[str, ...]) -> None:
     """Replace the files of a trial folder (all but trial.json) by one archive sealed to the
     pool's recipients."""
@@ -65,7 +82,23 @@ def redact_record(record: TrialRecord) -> None:
     record.grade = redact_grade(record.grade)
     record.missing_outputs = [f"output {i}" for i, _ in enumerate(record.missing_outputs, 1)]
     record.outputs = {k: v for k, v in record.outputs.items() if not isinstance(v, list | dict)}
-    record.usage = record.usage.model_copy(update={"programs": {}, "python_imports": {}})
+    record.usage = record.usage.model_copy(update={
+        "programs": {}, "python_imports": {},
+        "tamper_reason": SEALED_TEXT if record.usage.tamper_reason else None})
+    record.run_error = _redact_text(record.run_error)
+    if record.policy is not None:
+        earlier = [e.model_copy(update={"error": _redact_text(e.error) or ""})
+                   for e in record.policy.earlier]
+        record.policy = record.policy.model_copy(update={"earlier": earlier})
+
+
+def _redact_text(text: str | None) -> str | None:
+    """An error's kind (the step and the exception type, when the harness wrote them), not
+    its message."""
+    if not text:
+        return text
+    kind = HARNESS_PREFIX.match(text)
+    return f"{kind.group(0)}: {SEALED_TEXT}" if kind else SEALED_TEXT
 
 
 def redact_grade(grade: GradeRecord | None) -> GradeRecord | None:

@@ -394,10 +394,9 @@ class TrialRunner:
                 grader.mkdir(exist_ok=True)
                 shutil.move(ws.grade / log.name, log)
         if task.sealed:  # sealed in the work area: nothing of it reaches the run in clear
-            from lastexam.pool.artifacts import redact_record, seal_trial_folder
+            from lastexam.pool.artifacts import seal_trial
 
-            seal_trial_folder(ws.trial.root, task.recipients)
-            redact_record(record)
+            seal_trial(ws.trial.root, record, task.recipients)
         run.trials.mkdir(parents=True, exist_ok=True)
         shutil.move(ws.trial.root, tmp)
         record.timings.record = round(time.monotonic() - started, 4)

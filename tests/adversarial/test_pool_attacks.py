@@ -1,0 +1,40 @@
+"""Attacks on the sealed pool (docs/private-pool.md) that need no sandbox: what a sealed
+trial's clear record keeps, what a tampered bundle can make the harness do, the key file,
+the visibility day and the contamination interval."""
+
+from __future__ import annotations
+
+from lastexam.pool.artifacts import redact_record
+from lastexam.store.models import (
+    EarlierTry,
+    ExecUsage,
+    PolicyDecision,
+    TrialKey,
+    TrialRecord,
+)
+
+SECRET = "ledger batch 7731 audited at 4410.25"
+
+
+def _record(**kw) -> TrialRecord:
+    return TrialRecord(trial_id="t", run_id="r", key=TrialKey(task_id="sealed-x", agent="nop"),
+                       task_path="/pool/sealed-x", cluster="other", subdomain="other", tier="near-term",
+                       status="infra_error", score=None, full_pass=False,
+                       started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z", **kw)
+
+
+def test_a_sealed_trial_keeps_no_error_text_or_tamper_quote_in_clear() -> None:
+    """Error texts quote whatever the failure saw (a traceback naming an input, a line the
+    agent wrote into its exec log): none of it stays in a sealed trial's clear record."""
+    record = _record(
+        run_error=f"stage: FileExistsError: [Errno 17] inputs/{SECRET}.csv",
+        usage=ExecUsage(traced=True, tampered=True,
+                        tamper_reason=f"a line the shim did not write: '{SECRET}'"),
+        policy=PolicyDecision(kind="harness_error", counts=False, retries=1,
+                              earlier=[EarlierTry(kind="harness_error", error=f"agent: {SECRET}")]),
+    )
+    redact_record(record)
+    clear = record.model_dump_json()
+    assert SECRET not in clear
+    # what went wrong, in kind, stays: failure analysis and the error policy read these
+    assert record.run_error and record.usage.tampered and record.policy.earlier[0].kind == "harness_error"
