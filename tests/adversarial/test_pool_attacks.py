@@ -4,7 +4,14 @@ the visibility day and the contamination interval."""
 
 from __future__ import annotations
 
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
 from lastexam.pool.artifacts import redact_record
+from lastexam.pool.bundle import SealedBundleError, members
 from lastexam.store.models import (
     EarlierTry,
     ExecUsage,
@@ -38,3 +45,20 @@ def test_a_sealed_trial_keeps_no_error_text_or_tamper_quote_in_clear() -> None:
     assert SECRET not in clear
     # what went wrong, in kind, stays: failure analysis and the error policy read these
     assert record.run_error and record.usage.tampered and record.policy.earlier[0].kind == "harness_error"
+
+
+def test_a_sparse_tar_member_cannot_blow_up_into_memory(tmp_path: Path) -> None:
+    """Anyone can encrypt to a pool's recipients (they are public, in pool.toml): a part
+    rewritten with a sparse member of 10 KB that reads back as 64 MB of zeros (or a terabyte)
+    is refused, not unpacked."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("inputs/big.csv")
+        info.size = 1
+        info.pax_headers = {"GNU.sparse.map": f"{(1 << 26) - 1},1", "GNU.sparse.size": str(1 << 26),
+                            "GNU.sparse.name": "inputs/big.csv"}
+        tar.addfile(info, io.BytesIO(b"x"))
+    where = tmp_path / "agent.tar.age"
+    with pytest.raises(SealedBundleError, match=r"inputs/big\.csv") as caught:
+        members(buf.getvalue(), where)
+    assert str(where) in str(caught.value)

@@ -99,14 +99,16 @@ Files = dict[str, tuple[bytes, int]]  # relative path -> (bytes, mode)
 
 
 def members(data: bytes, where: Path) -> Files:
-    """The files of a decrypted tar part, by relative path, checked: only regular files with
-    plain relative names (a tar could otherwise write outside the folder it is unpacked in)."""
+    """The files of a decrypted tar part, by relative path, checked: only plain regular files
+    (not sparse: a few bytes of tar could read back as a terabyte of zeros) with plain
+    relative names (a tar could otherwise write outside the folder it is unpacked in)."""
     found: Files = {}
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
             for info in tar:
                 name = PurePosixPath(info.name)
-                if (not info.isfile() or name.is_absolute() or ".." in name.parts
+                if (info.type not in (tarfile.REGTYPE, tarfile.AREGTYPE) or info.sparse is not None
+                        or name.is_absolute() or ".." in name.parts
                         or str(name) != info.name or info.name in found):
                     raise SealedBundleError(f"unsafe or repeated entry {info.name!r} in a sealed part",
                                         path=where)
