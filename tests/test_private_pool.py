@@ -294,3 +294,27 @@ def test_an_agent_cannot_copy_its_instruction_into_the_clear_record(pool: dict) 
                for t in result["trials"]]
     assert all(r["usage"]["tampered"] for r in records)  # the agent did write its line
     assert _hits([run], lines) == []
+
+
+def test_a_resumed_run_keeps_the_visibility_of_the_day_it_started(pool: dict) -> None:
+    """A run started the day before its tasks' release and resumed on the day of release:
+    its trials are private, those run after the resume too (docs: visibility on the day the
+    run started), so that one run never counts a task on both sides of the gap."""
+    today = dt.datetime.now(dt.UTC).date()
+    due = pool["tmp"] / "due-today"
+    run_cli("seal", *pool["originals"], "--recipient", f"{pool['key']}.pub", "--out", due,
+            "--release-date", str(today))
+    run = pool["tmp"] / "run"
+    run_json("run", due, "--agent", "nop", "--identity", pool["key"], "--out", run)
+    yesterday = (today - dt.timedelta(days=1)).isoformat() + "T12:00:00.000+00:00"
+    with sqlite3.connect(run / "results.db") as db:  # as if started yesterday, one trial unfinished
+        db.execute("UPDATE runs SET created_at = ?", (yesterday,))
+        lost = db.execute("SELECT trial_id FROM trials ORDER BY trial_id").fetchone()[0]
+        grade_ids = [r[0] for r in db.execute("SELECT grade_id FROM grades WHERE trial_id = ?", (lost,))]
+        db.executemany("DELETE FROM checks WHERE grade_id = ?", [(g,) for g in grade_ids])
+        db.execute("DELETE FROM grades WHERE trial_id = ?", (lost,))
+        db.execute("DELETE FROM trials WHERE trial_id = ?", (lost,))
+    shutil.rmtree(run / "trials" / lost)
+    run_cli("run", "--resume", "--out", run, "--identity", pool["key"])
+    record = json.loads((run / "trials" / lost / "trial.json").read_text())
+    assert record["visibility"] == "private"

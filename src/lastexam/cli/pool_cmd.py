@@ -52,10 +52,11 @@ def seal(
     """Seal tasks into a pool: per task, its spec, its instruction and inputs, and the rest
     (grader, reference, solution, fixtures) each encrypted apart; pool.toml lists their cards."""
     from lastexam.cli.output import err
+    from lastexam.pool.model import utc_day
     from lastexam.pool.seal import seal as seal_tasks
     from lastexam.task.load import discover_tasks
 
-    day = _day(release_date, "--release-date") if release_date else dt.date.today() + dt.timedelta(days=365)
+    day = _day(release_date, "--release-date") if release_date else utc_day() + dt.timedelta(days=365)
     tasks = discover_tasks(task_dirs)
     out.mkdir(parents=True, exist_ok=True)
     manifest = seal_tasks(tasks, recipient, out, day, log=lambda m: err.print(m))

@@ -66,6 +66,14 @@ class TaskCard(BaseModel):
         return day < self.release_date
 
 
+def utc_day(stamp: str | None = None) -> dt.date:
+    """The UTC day of an ISO time (a run's created_at), or today's: the day a run's
+    visibility is decided on, the same on every machine."""
+    if stamp is None:
+        return dt.datetime.now(dt.UTC).date()
+    return dt.datetime.fromisoformat(stamp).astimezone(dt.UTC).date()
+
+
 class PoolManifest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from lastexam.config_file import load_model
 from lastexam.errors import LastexamError, describe_validation_error
 from lastexam.pool import bundle
-from lastexam.pool.model import POOL_FILE, PoolManifest, TaskCard
+from lastexam.pool.model import POOL_FILE, PoolManifest, TaskCard, utc_day
 from lastexam.task.load import Task, tree_hash
 from lastexam.task.spec import TaskSpec
 
@@ -41,7 +41,7 @@ class SealedTask(Task):
     card: TaskCard = field(default=None, compare=False)  # type: ignore[assignment]
     identity: Any = field(default=None, compare=False, repr=False)
     recipients: tuple[str, ...] = ()
-    run_day: dt.date = field(default_factory=dt.date.today, compare=False)
+    run_day: dt.date = field(default_factory=utc_day, compare=False)
 
     sealed: ClassVar[bool] = True
 
@@ -107,13 +107,14 @@ class SealedTask(Task):
         return folder
 
 
-def load_pool(pool_dir: Path, identity: Any | None) -> list[SealedTask]:
-    """The pool's tasks, their specs decrypted (in memory) with the identity."""
+def load_pool(pool_dir: Path, identity: Any | None, day: dt.date | None = None) -> list[SealedTask]:
+    """The pool's tasks, their specs decrypted (in memory) with the identity; private or
+    public as on `day`, the day their run started (default: today, UTC)."""
     if identity is None:
         raise LastexamError("a sealed pool needs a key: give --identity KEYFILE or set "
                             "LASTEXAM_IDENTITY", path=pool_dir)
     manifest = load_manifest(pool_dir)
-    today = dt.date.today()
+    today = day or utc_day()
     tasks = []
     for card in manifest.task:
         folder = (pool_dir / card.id).resolve()

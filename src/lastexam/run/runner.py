@@ -18,6 +18,7 @@ from lastexam.gateway.models import Budget
 from lastexam.gateway.providers import PROVIDERS, SCRIPTED, parse_model
 from lastexam.gateway.server import Gateway, check_model
 from lastexam.layout import STAGING_PREFIX, RunPaths
+from lastexam.pool.model import utc_day
 from lastexam.run.policy import RunAborted
 from lastexam.run.probing import probe_context
 from lastexam.run.recorded_probes import load_recorded
@@ -139,7 +140,9 @@ def execute(
     gateway: Gateway | None = None
     try:
         # Everything that can be wrong with the request is found before the run directory exists.
-        tasks = discover_tasks([Path(p) for p in config.task_paths], identity)
+        # A sealed task is private or public as on the run's first day, resumed or not.
+        day = utc_day(store.created_at()) if store is not None else utc_day()
+        tasks = discover_tasks([Path(p) for p in config.task_paths], identity, day)
         plans = plan_trials(tasks, config)
         with open_run(
             run_id, run_dir, create=None if resume else config, store=store,

@@ -189,6 +189,10 @@ class Store:
                 (run_id, now_iso(), config.model_dump_json(), harness_version, git_commit),
             )
 
+    def created_at(self) -> str | None:
+        row = self.conn.execute("SELECT MIN(created_at) FROM runs").fetchone()
+        return row[0] if row else None
+
     def run(self) -> tuple[str, RunConfig] | None:
         row = self.conn.execute(
             "SELECT run_id, config_json FROM runs ORDER BY created_at LIMIT 1"

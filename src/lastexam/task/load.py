@@ -134,16 +134,17 @@ def load_task(path: Path) -> Task:
     return Task(path=path.resolve(), spec=spec)
 
 
-def discover_tasks(paths: list[Path], identity: Any = None) -> list[Task]:
+def discover_tasks(paths: list[Path], identity: Any = None, day: Any = None) -> list[Task]:
     """Each path is a task folder, a folder searched for task folders, a .txt list of paths,
-    or a sealed pool (a folder with pool.toml, opened with the identity: pool/sealed.py)."""
+    or a sealed pool (a folder with pool.toml, opened with the identity, its tasks private or
+    public as on `day`, the run's first: pool/sealed.py)."""
     found: list[Path | Task] = []
     for p in paths:
         p = Path(p)
         if (p / "pool.toml").is_file():
             from lastexam.pool.sealed import load_pool
 
-            found.extend(load_pool(p, identity))
+            found.extend(load_pool(p, identity, day))
         elif p.suffix == ".txt" and p.is_file():
             lines = [ln.split("#", 1)[0].strip() for ln in p.read_text().splitlines()]
             found.extend(expand(p.parent / ln) for ln in lines if ln)
