@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from lastexam.errors import LastexamError
 from lastexam.pool.artifacts import redact_record
 from lastexam.pool.bundle import SealedBundleError, members
+from lastexam.pool.keys import generate, load_identity, recipient_of
 from lastexam.store.models import (
     EarlierTry,
     ExecUsage,
@@ -62,3 +64,18 @@ def test_a_sparse_tar_member_cannot_blow_up_into_memory(tmp_path: Path) -> None:
     with pytest.raises(SealedBundleError, match=r"inputs/big\.csv") as caught:
         members(buf.getvalue(), where)
     assert str(where) in str(caught.value)
+
+
+def test_a_key_file_other_users_can_read_is_refused(tmp_path: Path) -> None:
+    """keygen writes the secret key 0600; a copy others can read (cp to a shared folder, a
+    umask-less tool) opens the whole pool to them, so it is refused, as ssh refuses one."""
+    key = tmp_path / "pool.key"
+    recipient = generate(key)
+    assert recipient_of(load_identity(key)) == recipient
+    for mode in (0o644, 0o640, 0o602):
+        key.chmod(mode)
+        with pytest.raises(LastexamError, match="chmod 600") as caught:
+            load_identity(key)
+        assert str(key) in str(caught.value)
+    key.chmod(0o400)
+    assert recipient_of(load_identity(key)) == recipient

@@ -42,9 +42,13 @@ def load_identity(path: Path) -> Any:
     from pyrage import IdentityError, x25519
 
     try:
+        mode = path.stat().st_mode & 0o777
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise LastexamError(f"cannot read the key file: {e}", path=path) from None
+    if mode & 0o077:  # the key opens the whole pool
+        raise LastexamError(f"the key file is open to other users (mode {mode:04o}): "
+                            f"chmod 600 {path}", path=path)
     keys = [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
     if len(keys) != 1:
         raise LastexamError(f"expected one AGE-SECRET-KEY line, found {len(keys)}", path=path)
