@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lastexam.analysis.metrics import headline, visibility_gap
 from lastexam.errors import LastexamError
 from lastexam.pool.artifacts import redact_record
 from lastexam.pool.bundle import SealedBundleError, members
@@ -21,6 +22,7 @@ from lastexam.store.models import (
     TrialKey,
     TrialRecord,
 )
+from lastexam.store.rows import TrialRow
 
 SECRET = "ledger batch 7731 audited at 4410.25"
 
@@ -79,3 +81,25 @@ def test_a_key_file_other_users_can_read_is_refused(tmp_path: Path) -> None:
         assert str(key) in str(caught.value)
     key.chmod(0o400)
     assert recipient_of(load_identity(key)) == recipient
+
+
+def _rows(visibility: str, scores: dict[str, list[float]]) -> list[TrialRow]:
+    return [TrialRow(trial_id=f"{task}-{i}", task_id=task, agent="a", model="m", attempt=i + 1,
+                     tier="near-term", cluster="other", subdomain="other", status="completed",
+                     score=s, full_pass=s == 1.0, visibility=visibility)
+            for task, attempts in scores.items() for i, s in enumerate(attempts)]
+
+
+def test_the_gap_has_no_interval_when_a_side_has_one_task() -> None:
+    """Tasks are the unit resampled: one task alone says nothing of how scores vary between
+    tasks, so resampling it gives it no variance and the gap's interval would be too narrow
+    (a side alone gets no interval under 2 tasks, analysis/metrics.py)."""
+    private = _rows("private", {"p1": [0.0, 0.2], "p2": [1.0, 0.8], "p3": [0.5, 0.5]})
+    one = _rows("public", {"q1": [1.0, 1.0]})
+    gap = visibility_gap(one, private)
+    assert headline(one)["ms"]["low"] is None
+    assert gap["ms_gap"]["value"] == headline(one)["ms"]["value"] - headline(private)["ms"]["value"]
+    assert gap["ms_gap"]["low"] is None and gap["fpr_gap"]["high"] is None
+    two = _rows("public", {"q1": [1.0, 1.0], "q2": [0.0, 0.5]})
+    gap = visibility_gap(two, private)
+    assert gap["ms_gap"]["low"] < gap["ms_gap"]["value"] < gap["ms_gap"]["high"]

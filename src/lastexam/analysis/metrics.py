@@ -288,7 +288,8 @@ def visibility_gap(public: Sequence[TrialRow], private: Sequence[TrialRow],
     for i, name in enumerate(("fpr", "ms")):
         value = pub[name]["value"] - priv[name]["value"]
         low, high = (None, None)
-        if len({r.task_id for r in public}) > 1 or len({r.task_id for r in private}) > 1:
+        # as for one side alone (_bootstrap): one task gives no spread between tasks
+        if len({r.task_id for r in public}) > 1 and len({r.task_id for r in private}) > 1:
             low, high = (float(x) for x in np.quantile(draws[0][i] - draws[1][i], [alpha, 1 - alpha]))
         gap[f"{name}_gap"] = Estimate(value, low, high).as_dict()
     return gap
