@@ -318,3 +318,27 @@ def test_a_resumed_run_keeps_the_visibility_of_the_day_it_started(pool: dict) ->
     run_cli("run", "--resume", "--out", run, "--identity", pool["key"])
     record = json.loads((run / "trials" / lost / "trial.json").read_text())
     assert record["visibility"] == "private"
+
+
+def test_a_killed_validation_leaves_no_plaintext_past_the_next_run(
+        pool: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """validate unseals a pool and runs its trials; killed (SIGKILL: no cleanup runs) while a
+    trial runs, it leaves the unsealed tasks and the trials' outputs behind. The next run
+    removes them, as it removes a killed run's work area."""
+    tmp = pool["tmp"] / "tmpdir"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    work = home_subdir("work")
+    before = set(work.iterdir()) if work.is_dir() else set()
+
+    def kill_at_grade(point: Point, proc) -> None:
+        if point.phase == "grade":
+            proc.kill()
+
+    watched = run_watching(["validate", pool["dir"], "--identity", pool["key"], "--concurrency", "1"],
+                           pool["tmp"] / "watch", kill_at_grade, delays={"grade": 0.5})
+    assert watched.returncode == -9 and any(p.phase == "grade" for p in watched.points)
+    run_json("run", TEST_TASKS / "other" / "column-total", "--agent", "nop",
+             "--out", pool["tmp"] / "next")
+    leftovers = sorted((set(work.iterdir()) if work.is_dir() else set()) - before)
+    assert _hits([tmp, *leftovers], pool["secrets"]) == []

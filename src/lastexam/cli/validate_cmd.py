@@ -37,16 +37,24 @@ def validate(
     """Check every gate of every task; exit 0 only if every gate run passes. A sealed pool is
     unsealed into a private folder for the validation and removed after it."""
     from lastexam.cli.pool_cmd import opened_identity
-    from lastexam.pool.sealed import unsealed_pools
+    from lastexam.errors import LastexamError
+    from lastexam.pool.sealed import is_pool, unsealed_pools
+    from lastexam.run.leftovers import private_area
 
-    with unsealed_pools(resolve_paths_of(task_paths), opened_identity(identity)) as (paths, sealed):
-        if sealed and (keep or record):
-            from lastexam.errors import LastexamError
-
-            raise LastexamError("--keep and --record would keep a sealed task's files or "
-                                "results in clear: validate a sealed pool without them")
+    paths = resolve_paths_of(task_paths)
+    if not any(is_pool(p) for p in paths):
         _validate(paths, concurrency, keep, changed, sample, gates, record, manifest,
                   probe_model, json_out)
+        return
+    if keep or record:
+        raise LastexamError("--keep and --record would keep a sealed task's files or "
+                            "results in clear: validate a sealed pool without them")
+    identity = opened_identity(identity)
+    # The unsealed tasks and the validation's trials (outputs, rubrics) in one private folder.
+    with private_area("unsealed") as private, \
+            unsealed_pools(paths, identity, private) as unsealed:
+        _validate(unsealed, concurrency, private / "run", changed, sample, gates, record,
+                  manifest, probe_model, json_out)
 
 
 def resolve_paths_of(task_paths: list[Path] | None) -> list[Path]:

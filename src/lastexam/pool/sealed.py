@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import tempfile
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -141,30 +140,26 @@ def load_pool(pool_dir: Path, identity: Any | None, day: dt.date | None = None) 
 
 
 @contextmanager
-def unsealed_pools(paths: list[Path], identity: Any) -> Iterator[tuple[list[Path], bool]]:
-    """The paths with each sealed pool replaced by a private folder of its unsealed tasks
-    (removed on exit, whatever happens), and whether any pool was among them."""
-    from lastexam.paths import home_subdir
+def unsealed_pools(paths: list[Path], identity: Any, private: Path) -> Iterator[list[Path]]:
+    """The paths with each sealed pool replaced by a folder of its unsealed tasks in `private`
+    (a folder only the harness's user opens, which the caller removes even if the process
+    is killed: run/leftovers.py private_area), removed on exit."""
     from lastexam.untrusted import remove_tree
 
-    pools = [p for p in paths if is_pool(p)]
-    if not pools:
-        yield paths, False
-        return
-    work = home_subdir("work")
-    work.mkdir(parents=True, exist_ok=True)
-    private = Path(tempfile.mkdtemp(prefix="unsealed-", dir=work))  # 0700: the harness's alone
+    made = []
     try:
         result = []
         for i, p in enumerate(paths):
-            if p not in pools:
+            if not is_pool(p):
                 result.append(p)
                 continue
             dest = private / str(i)
+            made.append(dest)
             dest.mkdir()
             for task in load_pool(p, identity):
                 task.unseal(dest)
             result.append(dest)
-        yield result, True
+        yield result
     finally:
-        remove_tree(private)
+        for dest in made:
+            remove_tree(dest)

@@ -13,8 +13,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import secrets
 import signal
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +40,21 @@ class RunClaim:
         with contextlib.suppress(OSError):
             self.path.unlink()
         os.close(self.fd)
+
+
+@contextlib.contextmanager
+def private_area(prefix: str) -> Iterator[Path]:
+    """A folder under LASTEXAM_HOME/work that only the harness's user can open (0700), claimed
+    like a run's work area: removed on exit and, if the process is killed first, by the next
+    run's sweep of dead runs."""
+    area = RunWorkArea.for_run(f"{prefix}-{secrets.token_hex(6)}")
+    claim = claim_run(area)
+    try:
+        area.root.mkdir(mode=0o700)
+        yield area.root
+    finally:
+        area.remove()
+        claim.release()
 
 
 def lock_path(area: RunWorkArea) -> Path:
