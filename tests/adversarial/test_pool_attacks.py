@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import COLUMN_TOTAL, run_cli
 from lastexam.analysis.metrics import headline, visibility_gap
 from lastexam.errors import LastexamError
 from lastexam.pool.artifacts import redact_record
@@ -103,3 +104,20 @@ def test_the_gap_has_no_interval_when_a_side_has_one_task() -> None:
     two = _rows("public", {"q1": [1.0, 1.0], "q2": [0.0, 0.5]})
     gap = visibility_gap(two, private)
     assert gap["ms_gap"]["low"] < gap["ms_gap"]["value"] < gap["ms_gap"]["high"]
+
+
+def test_pool_commands_name_the_path_they_cannot_write(tmp_path: Path) -> None:
+    """A careless --out or --to (under a file, in a folder not writable) is a clear error
+    naming the path, exit 2, not a traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    key = tmp_path / "pool.key"
+    run_cli("keygen", "--out", key)
+    run_cli("seal", COLUMN_TOTAL, "--recipient", f"{key}.pub", "--out", tmp_path / "pool")
+    for args in (["keygen", "--out", blocker / "k"],
+                 ["seal", COLUMN_TOTAL, "--recipient", f"{key}.pub", "--out", blocker / "p"],
+                 ["pool", "release", tmp_path / "pool", "--until", "2999-01-01", "--to", blocker / "t",
+                  "--identity", key]):
+        proc = run_cli(*args, check=False)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-600:]
+        assert str(blocker) in proc.stderr

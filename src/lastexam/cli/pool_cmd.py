@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +26,17 @@ def opened_identity(given: Path | None) -> Any:
     return load_identity(path) if path is not None else None
 
 
+@contextmanager
+def writing() -> Iterator[None]:
+    """A file or folder the command cannot write is the user's to fix: named, no traceback."""
+    from lastexam.errors import LastexamError
+
+    try:
+        yield
+    except OSError as e:
+        raise LastexamError(f"cannot write: {e.strerror}", path=e.filename) from None
+
+
 def keygen(
     out: Annotated[Path, typer.Option("--out", help="Key file to write (never overwritten).")],
 ) -> None:
@@ -32,7 +45,8 @@ def keygen(
     from lastexam.cli.output import err
     from lastexam.pool.keys import generate
 
-    recipient = generate(out)
+    with writing():
+        recipient = generate(out)
     print(recipient)
     err.print(f"secret key: {out} (keep it off machines that run agents unattended)\n"
               f"recipient:  {out}.pub")
@@ -58,8 +72,9 @@ def seal(
 
     day = _day(release_date, "--release-date") if release_date else utc_day() + dt.timedelta(days=365)
     tasks = discover_tasks(task_dirs)
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = seal_tasks(tasks, recipient, out, day, log=lambda m: err.print(m))
+    with writing():
+        out.mkdir(parents=True, exist_ok=True)
+        manifest = seal_tasks(tasks, recipient, out, day, log=lambda m: err.print(m))
     err.print(f"{out / 'pool.toml'}: {len(manifest.task)} sealed tasks, due {day} for those just sealed")
 
 
@@ -76,7 +91,8 @@ def release(
     from lastexam.pool.sealed import load_pool
 
     tasks = load_pool(pool_dir, opened_identity(identity))
-    written = release_tasks(tasks, _day(until, "--until"), to, log=lambda m: err.print(m))
+    with writing():
+        written = release_tasks(tasks, _day(until, "--until"), to, log=lambda m: err.print(m))
     err.print(f"{len(written)} of {len(tasks)} tasks released")
 
 
