@@ -121,3 +121,14 @@ def test_pool_commands_name_the_path_they_cannot_write(tmp_path: Path) -> None:
         proc = run_cli(*args, check=False)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-600:]
         assert str(blocker) in proc.stderr
+
+
+def test_validate_refuses_a_sealed_task_with_the_id_of_a_public_one(tmp_path: Path) -> None:
+    """A public task and a sealed one of the same id in one validation would share their
+    trials' ids (and folders): refused up front naming both, as `run` refuses them."""
+    key = tmp_path / "pool.key"
+    run_cli("keygen", "--out", key)
+    run_cli("seal", COLUMN_TOTAL, "--recipient", f"{key}.pub", "--out", tmp_path / "pool")
+    proc = run_cli("validate", COLUMN_TOTAL, tmp_path / "pool", "--identity", key, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-600:]
+    assert "column-total" in proc.stderr and str(COLUMN_TOTAL) in proc.stderr

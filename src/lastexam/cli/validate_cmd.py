@@ -42,6 +42,7 @@ def validate(
     from lastexam.run.leftovers import private_area
 
     paths = resolve_paths_of(task_paths)
+    _check_unique_ids(paths)
     if not any(is_pool(p) for p in paths):
         _validate(paths, concurrency, keep, changed, sample, gates, record, manifest,
                   probe_model, json_out)
@@ -55,6 +56,26 @@ def validate(
             unsealed_pools(paths, identity, private) as unsealed:
         _validate(unsealed, concurrency, private / "run", changed, sample, gates, record,
                   manifest, probe_model, json_out)
+
+
+def _check_unique_ids(paths: list[Path]) -> None:
+    """Two tasks of one id (a public task and a sealed one, say) would share their trials'
+    ids and folders: refused before anything runs, naming both (a pool's ids are on its
+    cards). A task folder's name is its id (task/load.py)."""
+    from lastexam.errors import LastexamError
+    from lastexam.pool.sealed import is_pool, load_manifest
+    from lastexam.task.load import expand
+
+    seen: dict[str, Path] = {}
+    for p in paths:
+        if is_pool(p):
+            found = [(c.id, p / c.id) for c in load_manifest(p).task]
+        else:
+            found = [(f.name, f) for f in (expand(p) if p.is_dir() else [p])]
+        for task_id, where in found:
+            first = seen.setdefault(task_id, where)
+            if first.resolve() != where.resolve():
+                raise LastexamError(f"task id {task_id!r} is also the id of {first}", path=where)
 
 
 def resolve_paths_of(task_paths: list[Path] | None) -> list[Path]:
