@@ -28,13 +28,14 @@ def opened_identity(given: Path | None) -> Any:
 
 @contextmanager
 def writing() -> Iterator[None]:
-    """A file or folder the command cannot write is the user's to fix: named, no traceback."""
+    """A file or folder the command cannot read or write is the user's to fix: named, no
+    traceback."""
     from lastexam.errors import LastexamError
 
     try:
         yield
     except OSError as e:
-        raise LastexamError(f"cannot write: {e.strerror}", path=e.filename) from None
+        raise LastexamError(e.strerror or str(e), path=e.filename) from None
 
 
 def keygen(
