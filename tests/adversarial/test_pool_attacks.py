@@ -5,7 +5,10 @@ the visibility day and the contamination interval."""
 from __future__ import annotations
 
 import io
+import re
+import shutil
 import tarfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -14,8 +17,10 @@ from conftest import COLUMN_TOTAL, run_cli
 from lastexam.analysis.metrics import headline, visibility_gap
 from lastexam.errors import LastexamError
 from lastexam.pool.artifacts import redact_record
-from lastexam.pool.bundle import SealedBundleError, members
+from lastexam.pool.bundle import SealedBundleError, check_part, members
 from lastexam.pool.keys import generate, load_identity, recipient_of
+from lastexam.pool.model import PARTS
+from lastexam.pool.sealed import load_manifest
 from lastexam.store.models import (
     EarlierTry,
     ExecUsage,
@@ -132,3 +137,34 @@ def test_validate_refuses_a_sealed_task_with_the_id_of_a_public_one(tmp_path: Pa
     proc = run_cli("validate", COLUMN_TOTAL, tmp_path / "pool", "--identity", key, check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-600:]
     assert "column-total" in proc.stderr and str(COLUMN_TOTAL) in proc.stderr
+
+
+def _copy_task(src: Path, root: Path, task_id: str, canary: str | None = None) -> Path:
+    dest = root / "other" / task_id
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = dest / "task.toml"
+    text = toml.read_text().replace(f'id = "{src.name}"', f'id = "{task_id}"')
+    if canary:
+        text = re.sub(r'canary = "[^"]+"', f'canary = "{canary}"', text)
+    toml.write_text(text)
+    return dest
+
+
+def test_a_refused_seal_leaves_the_pool_as_it_was(tmp_path: Path) -> None:
+    """Two tasks whose canaries differ only in letter case share one canary (the scan finds
+    both in any case). seal refuses them with a clear error, before it writes any bundle:
+    a task re-sealed in the same call would otherwise no longer match its card."""
+    key = tmp_path / "pool.key"
+    run_cli("keygen", "--out", key)
+    canary = str(uuid.uuid4())
+    first = _copy_task(COLUMN_TOTAL, tmp_path / "src", "first-task", canary)
+    second = _copy_task(COLUMN_TOTAL, tmp_path / "src", "second-task", canary.upper())
+    pool = tmp_path / "pool"
+    run_cli("seal", first, "--recipient", f"{key}.pub", "--out", pool)
+    (first / "instruction.md").write_text("changed\n")
+    proc = run_cli("seal", first, second, "--recipient", f"{key}.pub", "--out", pool, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-600:]
+    assert "first-task" in proc.stderr and str(second) in proc.stderr
+    [card] = load_manifest(pool).task
+    for part in PARTS:
+        check_part(pool / card.id, part, card.bundle[part])

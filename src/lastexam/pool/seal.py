@@ -12,6 +12,7 @@ from typing import Any
 
 from lastexam.errors import LastexamError
 from lastexam.pool import bundle
+from lastexam.pool.canary import canary_key
 from lastexam.pool.model import PART_FILES, PARTS, POOL_FILE, PoolManifest, TaskCard
 from lastexam.pool.sealed import SealedTask, is_pool, load_manifest
 from lastexam.task.load import Task, tree_hash
@@ -50,7 +51,7 @@ def seal_task(task: Task, recipients: list[Any], pool_dir: Path, release: dt.dat
 def seal(tasks: list[Task], recipients: list[str], pool_dir: Path, release: dt.date,
          log=print) -> PoolManifest:
     """Seal each task into pool_dir, adding to (or replacing in) an existing pool of the same
-    recipients; pool.toml is written last."""
+    recipients; pool.toml is rewritten after each task."""
     from lastexam.pool.keys import parse_recipient
 
     parsed = [parse_recipient(r) for r in recipients]
@@ -62,17 +63,21 @@ def seal(tasks: list[Task], recipients: list[str], pool_dir: Path, release: dt.d
             raise LastexamError("this pool is sealed to other recipients; seal into a new folder "
                                 "or give the same --recipient list", path=pool_dir / POOL_FILE)
     cards = {c.id: c for c in manifest.task}
+    # Every refusal before the first bundle is written: a task re-sealed here and not yet on
+    # its card would no longer match it.
+    canaries = {canary_key(c.canary): c.id for c in manifest.task}
     for task in tasks:
         if task.sealed:
             raise LastexamError("already sealed: give a task folder", path=task.path)
-        clash = [c.id for c in cards.values() if c.canary == task.spec.canary and c.id != task.id]
-        if clash:
-            raise LastexamError(f"canary {task.spec.canary} is already used by {clash[0]} in this pool",
+        other = canaries.setdefault(canary_key(task.spec.canary), task.id)
+        if other != task.id:
+            raise LastexamError(f"canary {task.spec.canary} is already used by {other} in this pool",
                                 path=task.path / "task.toml")
+    for task in tasks:  # pool.toml after each task: a seal cut short leaves a pool that opens
         cards[task.id] = seal_task(task, parsed, pool_dir, release)
+        manifest = PoolManifest(recipients=names, task=sorted(cards.values(), key=lambda c: c.id))
+        write_manifest(manifest, pool_dir)
         log(f"sealed {task.id}")
-    manifest = PoolManifest(recipients=names, task=sorted(cards.values(), key=lambda c: c.id))
-    write_manifest(manifest, pool_dir)
     return manifest
 
 
