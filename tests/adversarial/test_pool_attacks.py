@@ -29,6 +29,7 @@ from lastexam.store.models import (
     TrialRecord,
 )
 from lastexam.store.rows import TrialRow
+from lastexam.task.load import load_task
 
 SECRET = "ledger batch 7731 audited at 4410.25"
 
@@ -168,3 +169,17 @@ def test_a_refused_seal_leaves_the_pool_as_it_was(tmp_path: Path) -> None:
     [card] = load_manifest(pool).task
     for part in PARTS:
         check_part(pool / card.id, part, card.bundle[part])
+
+
+def test_a_canary_the_scan_cannot_find_is_refused(tmp_path: Path) -> None:
+    """The canary scan finds the 8-4-4-4-12 form (in any letter case); the 32 hex digits of
+    the same GUID without dashes, written in a task's files, would leak unseen."""
+    guid = uuid.uuid4()
+    task = _copy_task(COLUMN_TOTAL, tmp_path, "column-total", guid.hex)
+    with pytest.raises(LastexamError, match="canary") as caught:
+        load_task(task)
+    assert str(task / "task.toml") in str(caught.value)
+    for form in (str(guid), str(guid).upper()):
+        (task / "task.toml").write_text(re.sub(r'canary = "[^"]+"', f'canary = "{form}"',
+                                               (task / "task.toml").read_text()))
+        assert load_task(task).spec.canary == form

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import uuid
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -16,6 +15,7 @@ TIERS: tuple[Tier, ...] = ("near-term", "full-spectrum", "last-exam")
 
 MAX_TIMEOUT_S = 18_000  # the 5-hour cap of the benchmark
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
+GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 SOC = re.compile(r"^\d{2}-\d{4}\.\d{2}$")
 
 
@@ -81,10 +81,9 @@ class TaskSpec(BaseModel):
     @field_validator("canary")
     @classmethod
     def _canary(cls, v: str) -> str:
-        try:
-            uuid.UUID(v)
-        except ValueError:
-            raise ValueError("must be a GUID such as 3f2b9c1e-8d4a-4f6b-9c2e-1a7d5e0b4c93") from None
+        # the 8-4-4-4-12 form only: the one `lastexam canary scan` finds (pool/canary.py)
+        if not GUID.match(v):
+            raise ValueError("must be a GUID such as 3f2b9c1e-8d4a-4f6b-9c2e-1a7d5e0b4c93")
         return v
 
     @field_validator("cluster")
