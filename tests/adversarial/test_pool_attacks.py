@@ -5,6 +5,7 @@ the visibility day and the contamination interval."""
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import tarfile
@@ -183,3 +184,23 @@ def test_a_canary_the_scan_cannot_find_is_refused(tmp_path: Path) -> None:
         (task / "task.toml").write_text(re.sub(r'canary = "[^"]+"', f'canary = "{form}"',
                                                (task / "task.toml").read_text()))
         assert load_task(task).spec.canary == form
+
+
+def test_a_bundle_file_that_is_a_fifo_or_device_is_refused(tmp_path: Path) -> None:
+    """An age file replaced by a FIFO would block the harness forever, by /dev/zero fill its
+    memory: only a regular file is read (a link to one is fine)."""
+    key = tmp_path / "pool.key"
+    run_cli("keygen", "--out", key)
+    pool = tmp_path / "pool"
+    run_cli("seal", COLUMN_TOTAL, "--recipient", f"{key}.pub", "--out", pool)
+    part = pool / "column-total" / "agent.tar.age"
+    kept = tmp_path / "agent.tar.age"
+    part.rename(kept)
+    part.symlink_to(kept)
+    run_cli("pool", "release", pool, "--until", "2999-01-01", "--to", tmp_path / "out1", "--identity", key)
+    part.unlink()
+    os.mkfifo(part)
+    proc = run_cli("pool", "release", pool, "--until", "2999-01-01", "--to", tmp_path / "out2",
+                   "--identity", key, check=False, timeout=30)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-600:]
+    assert str(part) in proc.stderr and "regular file" in proc.stderr

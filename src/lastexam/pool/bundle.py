@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import stat
 import tarfile
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
@@ -71,8 +72,11 @@ def encrypt(data: bytes, recipients: list[Any]) -> bytes:
 def check_part(bundle_dir: Path, part: str, expected_sha256: str) -> bytes:
     """The part's encrypted bytes, checked against the card's hash."""
     path = bundle_dir / PART_FILES[part]
-    try:
-        sealed = path.read_bytes()
+    try:  # not blocking on a FIFO, and reading only a regular file (not /dev/zero)
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise SealedBundleError(f"the sealed {part} part is not a regular file", path=path)
+            sealed = f.read()
     except OSError as e:
         raise SealedBundleError(f"cannot read the sealed {part} part: {e}", path=path) from None
     if hashlib.sha256(sealed).hexdigest() != expected_sha256:
