@@ -204,3 +204,19 @@ def test_a_bundle_file_that_is_a_fifo_or_device_is_refused(tmp_path: Path) -> No
                    "--identity", key, check=False, timeout=30)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-600:]
     assert str(part) in proc.stderr and "regular file" in proc.stderr
+
+
+def test_a_card_whose_canary_differs_from_its_task_is_refused(tmp_path: Path) -> None:
+    """`canary scan --tasks POOL` reads the canaries on the cards: a card that does not carry
+    its sealed task's canary would make the scan look for the wrong one."""
+    key = tmp_path / "pool.key"
+    run_cli("keygen", "--out", key)
+    pool = tmp_path / "pool"
+    run_cli("seal", COLUMN_TOTAL, "--recipient", f"{key}.pub", "--out", pool)
+    manifest = pool / "pool.toml"
+    [card] = load_manifest(pool).task
+    manifest.write_text(manifest.read_text().replace(card.canary, str(uuid.uuid4())))
+    proc = run_cli("pool", "release", pool, "--until", "2999-01-01", "--to", tmp_path / "out",
+                   "--identity", key, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-600:]
+    assert "canary" in proc.stderr and str(pool / "column-total") in proc.stderr

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from lastexam.config_file import load_model
 from lastexam.errors import LastexamError, describe_validation_error
 from lastexam.pool import bundle
+from lastexam.pool.canary import canary_key
 from lastexam.pool.model import POOL_FILE, PoolManifest, TaskCard, utc_day
 from lastexam.task.load import Task, tree_hash
 from lastexam.task.spec import TaskSpec
@@ -129,8 +130,10 @@ def load_pool(pool_dir: Path, identity: Any | None, day: dt.date | None = None) 
             raise LastexamError(f"the sealed task.toml is not readable TOML: {e}", path=where) from None
         except ValidationError as e:
             raise LastexamError(describe_validation_error(e), path=where) from None
-        mismatch = [f for f in ("id", "cluster", "subdomain", "tier", "environment", "gui", "timeout_s")
-                    if getattr(spec, f) != getattr(card, f)]
+        mismatch = [f for f in ("id", "cluster", "subdomain", "tier", "software", "environment",
+                                "gui", "timeout_s") if getattr(spec, f) != getattr(card, f)]
+        if canary_key(spec.canary) != canary_key(card.canary):  # what the canary scan looks for
+            mismatch.append("canary")
         if mismatch:
             raise LastexamError(f"the card in pool.toml does not match the sealed task.toml in "
                                 f"{', '.join(mismatch)}", path=folder)
