@@ -17,7 +17,7 @@ import pytest
 from conftest import COLUMN_TOTAL, run_cli
 from lastexam.analysis.metrics import headline, visibility_gap
 from lastexam.errors import LastexamError
-from lastexam.pool.artifacts import redact_record
+from lastexam.pool.artifacts import redact_record, seal_files
 from lastexam.pool.bundle import SealedBundleError, check_part, members
 from lastexam.pool.keys import generate, load_identity, recipient_of
 from lastexam.pool.model import PARTS
@@ -220,3 +220,27 @@ def test_a_card_whose_canary_differs_from_its_task_is_refused(tmp_path: Path) ->
                    "--identity", key, check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-600:]
     assert "canary" in proc.stderr and str(pool / "column-total") in proc.stderr
+
+
+def test_sealing_never_writes_plaintext_beside_the_archive(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's probe logs are sealed into RUN_DIR/probes.tar.age: the tar streamed to age
+    must not sit in the run directory (a run killed meanwhile would publish it)."""
+    import pyrage
+
+    logs = tmp_path / "probe-logs"  # the prober's private temporary folder
+    logs.mkdir(mode=0o700)
+    (logs / "probe-0001.jsonl").write_text(SECRET)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    seen: list[str] = []
+    encrypt = pyrage.encrypt_file
+
+    def spy(src: str, dst: str, recipients) -> None:
+        seen.extend(str(p) for p in run_dir.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes())
+        encrypt(src, dst, recipients)
+
+    monkeypatch.setattr(pyrage, "encrypt_file", spy)
+    identity = tmp_path / "k.key"
+    seal_files(logs, run_dir / "probes.tar.age", [generate(identity)])
+    assert seen == [] and [p.name for p in run_dir.iterdir()] == ["probes.tar.age"]

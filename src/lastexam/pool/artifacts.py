@@ -26,8 +26,9 @@ HARNESS_PREFIX = re.compile(r"^[a-z_]+: [A-Za-z_][\w.]*(?=: )")
 def seal_files(folder: Path, dest: Path, recipients: tuple[str, ...] | list[str],
                skip: frozenset[str] = frozenset()) -> None:
     """Every regular file under folder (but those in `skip`, relative paths) in one age
-    archive at dest, streamed through a tar beside it (outputs may be large). Links and
-    special files are not kept (nothing sealed is one)."""
+    archive at dest, streamed through a tar (outputs may be large) kept in the folder itself,
+    as private as the files it packs (never beside dest: a run folder). Links and special
+    files are not kept (nothing sealed is one)."""
     import pyrage
 
     from lastexam.pool.keys import parse_recipient
@@ -40,7 +41,7 @@ def seal_files(folder: Path, dest: Path, recipients: tuple[str, ...] | list[str]
             if rel not in skip and p.is_file() and not p.is_symlink():
                 files.append((rel, p))
     files.sort()
-    plain = dest.with_name(f".{dest.name}.tar")
+    plain = folder / f".{dest.name}.tar"
     tmp = dest.with_name(f".{dest.name}.tmp")
     try:
         with plain.open("wb") as out:
