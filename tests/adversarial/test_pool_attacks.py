@@ -5,12 +5,14 @@ the visibility day and the contamination interval."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shutil
 import tarfile
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -22,6 +24,7 @@ from lastexam.pool.bundle import SealedBundleError, check_part, members
 from lastexam.pool.keys import generate, load_identity, recipient_of
 from lastexam.pool.model import PARTS
 from lastexam.pool.sealed import load_manifest
+from lastexam.run.probing import probe_context
 from lastexam.store.models import (
     EarlierTry,
     ExecUsage,
@@ -244,3 +247,27 @@ def test_sealing_never_writes_plaintext_beside_the_archive(tmp_path: Path,
     identity = tmp_path / "k.key"
     seal_files(logs, run_dir / "probes.tar.age", [generate(identity)])
     assert seen == [] and [p.name for p in run_dir.iterdir()] == ["probes.tar.age"]
+
+
+def test_a_resumed_run_keeps_the_probe_logs_sealed_before(tmp_path: Path) -> None:
+    """The probe logs of a run with sealed tasks are sealed when the run ends; a resume seals
+    its own beside them instead of replacing them."""
+    script = tmp_path / "probe.yaml"
+    script.write_text(json.dumps({"turns": [], "final_text": "no"}))
+    key = tmp_path / "k.key"
+    recipient = generate(key)
+    plans = [SimpleNamespace(task=SimpleNamespace(uses_probes=True, sealed=True, recipients=(recipient,)))]
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    for session in ("first", "resumed"):
+        with probe_context(f"scripted:{script}", plans, run_dir) as prober:
+            (prober.log_dir / "probe-0001.jsonl").write_text(session)
+    opened = sorted(members(pyrage_decrypt(p, key), p)["probe-0001.jsonl"][0]
+                    for p in run_dir.glob("probes*.tar.age"))
+    assert opened == [b"first", b"resumed"]
+
+
+def pyrage_decrypt(path: Path, key: Path) -> bytes:
+    import pyrage
+
+    return pyrage.decrypt(path.read_bytes(), [load_identity(key)])

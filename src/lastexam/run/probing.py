@@ -5,6 +5,7 @@ that nothing else can be read as an answer. The key stays on the host, as for ev
 
 from __future__ import annotations
 
+import itertools
 import json
 import tempfile
 import threading
@@ -179,8 +180,11 @@ def probe_context(model: str, plans: list[Any], run_dir: Path) -> Iterator[Probe
         return
     from lastexam.pool.artifacts import seal_files
 
+    # a resumed run's logs go beside those of its earlier sessions (probes.2.tar.age, ...)
+    dest = next(p for n in itertools.count(1)
+                if not (p := run_dir / ("probes.tar.age" if n == 1 else f"probes.{n}.tar.age")).exists())
     with Prober(model) as prober:
         try:
             yield prober
         finally:
-            seal_files(prober.log_dir, run_dir / "probes.tar.age", sealed)
+            seal_files(prober.log_dir, dest, sealed)
