@@ -42,7 +42,6 @@ def validate(
     from lastexam.run.leftovers import private_area
 
     paths = resolve_paths_of(task_paths)
-    _check_unique_ids(paths)
     if not any(is_pool(p) for p in paths):
         _validate(paths, concurrency, keep, changed, sample, gates, record, manifest,
                   probe_model, json_out)
@@ -58,24 +57,17 @@ def validate(
                   manifest, probe_model, json_out)
 
 
-def _check_unique_ids(paths: list[Path]) -> None:
-    """Two tasks of one id (a public task and a sealed one, say) would share their trials'
-    ids and folders: refused before anything runs, naming both (a pool's ids are on its
-    cards). A task folder's name is its id (task/load.py)."""
+def _check_unique_ids(folders: list[Path]) -> None:
+    """Two tasks of one id whose trials run (a public task and a sealed one, say) would share
+    their trials' ids and folders: refused before anything runs, naming both. A task
+    folder's name is its id (task/load.py)."""
     from lastexam.errors import LastexamError
-    from lastexam.pool.sealed import is_pool, load_manifest
-    from lastexam.task.load import expand
 
     seen: dict[str, Path] = {}
-    for p in paths:
-        if is_pool(p):
-            found = [(c.id, p / c.id) for c in load_manifest(p).task]
-        else:
-            found = [(f.name, f) for f in (expand(p) if p.is_dir() else [p])]
-        for task_id, where in found:
-            first = seen.setdefault(task_id, where)
-            if first.resolve() != where.resolve():
-                raise LastexamError(f"task id {task_id!r} is also the id of {first}", path=where)
+    for folder in folders:
+        first = seen.setdefault(folder.name, folder)
+        if first.resolve() != folder.resolve():
+            raise LastexamError(f"task id {folder.name!r} is also the id of {first}", path=folder)
 
 
 def resolve_paths_of(task_paths: list[Path] | None) -> list[Path]:
@@ -104,6 +96,7 @@ def _validate(task_paths: list[Path], concurrency: int, keep: Path | None, chang
     folders = [f for p in task_paths for f in (expand(p) if p.is_dir() else [p])]
     day, commit = mf.today(), mf.current_commit()
     plan = plan_validation(folders, recorded, changed=changed, sample=sample, gates=selection, day=day)
+    _check_unique_ids([f for f in folders if plan.selections[f].sandboxed])
     if sample:
         err.print(f"sample of unchanged tasks for {day}: {', '.join(plan.sampled) or 'none'}")
     with err.status(f"validating {len(folders)} tasks") as status:
