@@ -342,3 +342,24 @@ def test_a_killed_validation_leaves_no_plaintext_past_the_next_run(
              "--out", pool["tmp"] / "next")
     leftovers = sorted((set(work.iterdir()) if work.is_dir() else set()) - before)
     assert _hits([tmp, *leftovers], pool["secrets"]) == []
+
+
+def test_decrypted_files_are_closed_to_other_local_users(pool: dict) -> None:
+    """LASTEXAM_HOME/work can be listed and a trial's folder name follows from the public
+    cards: the decrypted instruction, inputs and hidden parts keep no group or other
+    permission (the sandbox's user owns them, the harness's can read them anyway)."""
+    loose: dict[str, list[str]] = {}
+
+    def on_point(point: Point, _proc) -> None:
+        ws = home_subdir("work") / point.run_id / "trials" / point.trial_id
+        if point.phase == "collect":
+            paths = [ws / "instruction.md", *(ws / "inputs").rglob("*"), ws / "task",
+                     *(ws / "task").rglob("*")]
+            loose[point.trial_id] = [f"{p.relative_to(ws)} {p.stat().st_mode & 0o777:o}"
+                                     for p in paths if p.stat().st_mode & 0o077]
+
+    watched = run_watching(["run", pool["dir"], "--agent", "oracle", "--identity", pool["key"],
+                            "--out", pool["tmp"] / "run"], pool["tmp"] / "watch", on_point,
+                           delays={"collect": 0.3})
+    assert watched.returncode == 0, watched.stderr[-2000:]
+    assert len(loose) == 2 and all(v == [] for v in loose.values()), loose

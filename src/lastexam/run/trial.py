@@ -214,7 +214,7 @@ class TrialRunner:
                         task, plan.env, ws.trial.output, after, ws.grade,
                         f"{self.run_id}.{trial_id}.grade", prober=self.prober,
                         probe_answers=self.recorded_probes(task),
-                        task_dir=ws.task_copy(self.area, task),
+                        task_dir=ws.task_copy(self.area, task, self.provider.uid),
                     ),
                 )
                 remove_tree(ws.sealed_task)
@@ -299,7 +299,7 @@ class TrialRunner:
         instruction = ws.instruction.read_text(encoding="utf-8", errors="replace")
         solution = None
         if agent.sees_solution:
-            solution = ws.task_copy(self.area, task) / "solution"
+            solution = ws.task_copy(self.area, task, self.provider.uid) / "solution"
         launch = agent.launch(
             AgentContext(
                 task_id=task.id,

@@ -49,6 +49,18 @@ def _chown_tree(root: Path, uid: int | None) -> None:
             os.lchown(os.path.join(dirpath, name), uid, uid)
 
 
+def _close_to_others(path: Path, uid: int | None) -> None:
+    """A sealed task's decrypted files: the sandbox's user's alone (the harness's reads them
+    anyway). LASTEXAM_HOME/work can be listed and a trial's folder name follows from the
+    public cards: a local user could otherwise read them while the trial runs."""
+    paths = [path, *path.rglob("*")] if path.is_dir() else [path]
+    for p in paths:
+        if uid is not None:
+            os.lchown(p, uid, uid)
+        if not p.is_symlink():
+            p.chmod(p.stat().st_mode & 0o700)
+
+
 @dataclass(frozen=True)
 class TrialWorkspace:
     root: Path
@@ -108,13 +120,16 @@ class TrialWorkspace:
             d.mkdir(mode=0o700)
         for d in (self.inputs, self.output, self.home):
             _chown_tree(d, uid)
+        if task.sealed:
+            for p in (self.instruction, self.inputs):
+                _close_to_others(p, uid)
 
     @property
     def sealed_task(self) -> Path:
         """A sealed task's grading copy (its hidden parts), this trial's alone."""
         return self.root / "task"
 
-    def task_copy(self, area: RunWorkArea, task: Task) -> Path:
+    def task_copy(self, area: RunWorkArea, task: Task, uid: int | None) -> Path:
         """The hidden parts that grading (and the oracle) mount: the run's shared copy of a
         task folder, or for a sealed task a copy decrypted for this trial only."""
         if not task.sealed:
@@ -122,8 +137,9 @@ class TrialWorkspace:
         if not self.sealed_task.exists():
             tmp = self.root / ".task.tmp"
             remove_tree(tmp)
-            tmp.mkdir(mode=0o755)
+            tmp.mkdir(mode=0o700)
             task.grading_copy(tmp)
+            _close_to_others(tmp, uid)
             os.rename(tmp, self.sealed_task)
         return self.sealed_task
 
