@@ -271,3 +271,24 @@ def pyrage_decrypt(path: Path, key: Path) -> bytes:
     import pyrage
 
     return pyrage.decrypt(path.read_bytes(), [load_identity(key)])
+
+
+def test_results_cannot_be_sealed_to_a_recipient_slipped_into_pool_toml(tmp_path: Path) -> None:
+    """A run seals its trials (outputs, rubrics quoting the reference) to pool.toml's
+    recipients. Someone who can write pool.toml but holds no key adds (or swaps in) their
+    own recipient: the pool must not open, or the published run would be theirs to read."""
+    key, thief = tmp_path / "pool.key", tmp_path / "thief.key"
+    run_cli("keygen", "--out", key)
+    stolen = run_cli("keygen", "--out", thief).stdout.strip()
+    pool = tmp_path / "pool"
+    run_cli("seal", COLUMN_TOTAL, "--recipient", f"{key}.pub", "--out", pool)
+    manifest = pool / "pool.toml"
+    honest = manifest.read_text()
+    [mine] = load_manifest(pool).recipients
+    for slipped in (f'["{mine}", "{stolen}"]', f'["{stolen}"]'):
+        manifest.write_text(honest.replace(f'["{mine}"]', slipped))
+        assert load_manifest(pool).recipients != [mine]
+        proc = run_cli("pool", "release", pool, "--until", "2999-01-01", "--to", tmp_path / "out",
+                       "--identity", key, check=False)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-600:]
+        assert "recipient" in proc.stderr and not (tmp_path / "out").exists()

@@ -85,6 +85,13 @@ def check_part(bundle_dir: Path, part: str, expected_sha256: str) -> bytes:
     return sealed
 
 
+def x25519_recipients(sealed: bytes) -> int:
+    """How many X25519 recipients an age file was encrypted to: its header's stanzas of that
+    type (the header is in clear; grease stanzas are of other types)."""
+    header = sealed[: sealed.find(b"\n---")] if b"\n---" in sealed else b""
+    return sum(1 for line in header.split(b"\n") if line.startswith(b"-> X25519 "))
+
+
 def read_part(bundle_dir: Path, part: str, expected_sha256: str, identity: Any) -> bytes:
     """Decrypt one part after checking its file against the card's hash."""
     import pyrage

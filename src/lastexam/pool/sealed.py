@@ -19,7 +19,8 @@ from lastexam.config_file import load_model
 from lastexam.errors import LastexamError, describe_validation_error
 from lastexam.pool import bundle
 from lastexam.pool.canary import canary_key
-from lastexam.pool.model import POOL_FILE, PoolManifest, TaskCard, utc_day
+from lastexam.pool.keys import recipient_of
+from lastexam.pool.model import PART_FILES, PARTS, POOL_FILE, PoolManifest, TaskCard, utc_day
 from lastexam.task.load import Task, tree_hash
 from lastexam.task.spec import TaskSpec
 
@@ -114,14 +115,25 @@ def load_pool(pool_dir: Path, identity: Any | None, day: dt.date | None = None) 
         raise LastexamError("a sealed pool needs a key: give --identity KEYFILE or set "
                             "LASTEXAM_IDENTITY", path=pool_dir)
     manifest = load_manifest(pool_dir)
+    # Trials are sealed to pool.toml's recipients, which anyone who can write it could change:
+    # the key must be one of them, and every age file sealed to as many as it lists (a
+    # recipient added without the task's plaintext cannot be one of its files').
+    if recipient_of(identity) not in manifest.recipients:
+        raise LastexamError("the key's recipient is not among the pool's recipients: pool.toml "
+                            "was changed, or the key is not this pool's", path=pool_dir / POOL_FILE)
     today = day or utc_day()
     tasks = []
     for card in manifest.task:
         folder = (pool_dir / card.id).resolve()
         probe = SealedTask(path=folder, spec=None, card=card, identity=identity,  # type: ignore[arg-type]
                            recipients=tuple(manifest.recipients), run_day=today)
-        for part in ("agent", "hidden"):  # every file as its card says, before any trial
-            bundle.check_part(folder, part, card.bundle[part])
+        for part in PARTS:  # every file as its card says, before any trial
+            sealed = bundle.check_part(folder, part, card.bundle[part])
+            if bundle.x25519_recipients(sealed) != len(manifest.recipients):
+                raise LastexamError(
+                    f"sealed to {bundle.x25519_recipients(sealed)} recipients, but pool.toml lists "
+                    f"{len(manifest.recipients)}: pool.toml's recipients were changed",
+                    path=folder / PART_FILES[part])
         raw = probe.part("spec")
         where = folder / "task.toml"
         try:
