@@ -292,3 +292,15 @@ def test_results_cannot_be_sealed_to_a_recipient_slipped_into_pool_toml(tmp_path
                        "--identity", key, check=False)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-600:]
         assert "recipient" in proc.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_secret_key_given_as_recipient_is_not_printed(tmp_path: Path) -> None:
+    """`seal --recipient pool.key` (the secret key, not pool.key.pub) is a likely slip: the
+    error names the file and never echoes its content (CI logs are often public)."""
+    key = tmp_path / "pool.key"
+    run_cli("keygen", "--out", key)
+    proc = run_cli("seal", COLUMN_TOTAL, "--recipient", key, "--out", tmp_path / "pool", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    secret = key.read_text().split()[-1]
+    assert secret.startswith("AGE-SECRET-KEY-1") and secret[16:40] not in proc.stderr.upper()
+    assert str(key) in proc.stderr and ".pub" in proc.stderr, proc.stderr

@@ -65,11 +65,16 @@ def recipient_of(identity: Any) -> str:
 def parse_recipient(text: str) -> Any:
     from pyrage import RecipientError, x25519
 
-    text = text.strip()
-    if Path(text).is_file():  # a .pub file written by keygen
-        text = Path(text).read_text().strip()
-    try:
-        return x25519.Recipient.from_str(text)
-    except (RecipientError, ValueError):
-        raise LastexamError(f"--recipient {text!r}: not an age X25519 recipient (age1...) "
-                            "nor a file holding one") from None
+    given = text.strip()
+    if not Path(given).is_file():
+        try:
+            return x25519.Recipient.from_str(given)
+        except (RecipientError, ValueError):
+            raise LastexamError(f"--recipient {given!r}: not an age X25519 recipient (age1...) "
+                                "nor a file holding one") from None
+    try:  # a .pub file written by keygen; its content is never echoed (it may be a secret key)
+        return x25519.Recipient.from_str(Path(given).read_text().strip())
+    except (OSError, UnicodeDecodeError, RecipientError, ValueError):
+        raise LastexamError("--recipient: the file does not hold one age X25519 recipient "
+                            "(age1...); give the key's .pub file, never the key itself",
+                            path=given) from None
