@@ -115,18 +115,15 @@ def load_pool(pool_dir: Path, identity: Any | None, day: dt.date | None = None) 
         raise LastexamError("a sealed pool needs a key: give --identity KEYFILE or set "
                             "LASTEXAM_IDENTITY", path=pool_dir)
     manifest = load_manifest(pool_dir)
-    # Trials are sealed to pool.toml's recipients, which anyone who can write it could change:
-    # the key must be one of them, and every age file sealed to as many as it lists (a
-    # recipient added without the task's plaintext cannot be one of its files').
-    if recipient_of(identity) not in manifest.recipients:
-        raise LastexamError("the key's recipient is not among the pool's recipients: pool.toml "
-                            "was changed, or the key is not this pool's", path=pool_dir / POOL_FILE)
     today = day or utc_day()
     tasks = []
     for card in manifest.task:
         folder = (pool_dir / card.id).resolve()
         probe = SealedTask(path=folder, spec=None, card=card, identity=identity,  # type: ignore[arg-type]
                            recipients=tuple(manifest.recipients), run_day=today)
+        # Trials are sealed to pool.toml's recipients, which anyone who can write it could
+        # change: every age file must be sealed to as many as it lists (a recipient added
+        # without the task's plaintext cannot be one of its files'), and the key (below) be one.
         for part in PARTS:  # every file as its card says, before any trial
             sealed = bundle.check_part(folder, part, card.bundle[part])
             if bundle.x25519_recipients(sealed) != len(manifest.recipients):
@@ -151,6 +148,9 @@ def load_pool(pool_dir: Path, identity: Any | None, day: dt.date | None = None) 
                                 f"{', '.join(mismatch)}", path=folder)
         tasks.append(SealedTask(path=folder, spec=spec, card=card, identity=identity,
                                 recipients=tuple(manifest.recipients), run_day=today))
+    if recipient_of(identity) not in manifest.recipients:  # it opened the bundles: a swap
+        raise LastexamError("the key opens the bundles but its recipient is not among pool.toml's "
+                            "recipients: pool.toml was changed", path=pool_dir / POOL_FILE)
     return tasks
 
 
