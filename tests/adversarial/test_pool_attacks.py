@@ -21,9 +21,9 @@ from lastexam.analysis.metrics import headline, visibility_gap
 from lastexam.errors import LastexamError
 from lastexam.pool.artifacts import redact_record, seal_files
 from lastexam.pool.bundle import SealedBundleError, check_part, members
-from lastexam.pool.keys import generate, load_identity, recipient_of
+from lastexam.pool.keys import generate, load_identity, parse_recipient, recipient_of
 from lastexam.pool.model import PARTS
-from lastexam.pool.sealed import load_manifest
+from lastexam.pool.sealed import load_manifest, load_pool
 from lastexam.run.probing import probe_context
 from lastexam.store.models import (
     EarlierTry,
@@ -304,3 +304,35 @@ def test_a_secret_key_given_as_recipient_is_not_printed(tmp_path: Path) -> None:
     secret = key.read_text().split()[-1]
     assert secret.startswith("AGE-SECRET-KEY-1") and secret[16:40] not in proc.stderr.upper()
     assert str(key) in proc.stderr and ".pub" in proc.stderr, proc.stderr
+
+
+def test_an_agent_part_without_its_instruction_or_with_other_files_is_refused(tmp_path: Path) -> None:
+    """The agent part is unpacked into the trial's workspace: one without instruction.md (or
+    holding anything but instruction.md and inputs/, e.g. task/grader.py where the grading
+    copy goes) is a damaged bundle naming its file, not an infrastructure error retried."""
+    import hashlib
+
+    import pyrage
+
+    key = tmp_path / "pool.key"
+    run_cli("keygen", "--out", key)
+    pool = tmp_path / "pool"
+    run_cli("seal", COLUMN_TOTAL, "--recipient", f"{key}.pub", "--out", pool)
+    part = pool / "column-total" / "agent.tar.age"
+    [recipient] = load_manifest(pool).recipients
+    honest = (pool / "pool.toml").read_text()
+    for members_ in ({"inputs/data.csv": b"1\n"}, {"instruction.md": b"do\n", "task/grader.py": b"x"}):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for name, data in members_.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        old = hashlib.sha256(part.read_bytes()).hexdigest()
+        part.write_bytes(pyrage.encrypt(buf.getvalue(), [parse_recipient(recipient)]))
+        (pool / "pool.toml").write_text(honest.replace(old, hashlib.sha256(part.read_bytes()).hexdigest()))
+        [task] = load_pool(pool, load_identity(key))
+        with pytest.raises(SealedBundleError) as caught:
+            task.stage_agent_part(tmp_path / "ws")
+        assert str(part) in str(caught.value) and not (tmp_path / "ws").exists()
+        honest = (pool / "pool.toml").read_text()

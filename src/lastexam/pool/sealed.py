@@ -55,7 +55,7 @@ class SealedTask(Task):
         return bundle.read_part(self.path, name, self.card.bundle[name], self.identity)
 
     def part_files(self, name: str) -> bundle.Files:
-        return bundle.members(self.part(name), self.path / name)
+        return bundle.members(self.part(name), self.path / PART_FILES[name])
 
     @cached_property
     def content_hash(self) -> str:
@@ -85,7 +85,11 @@ class SealedTask(Task):
 
     def stage_agent_part(self, dest: Path) -> None:
         """instruction.md and inputs/ into a trial's workspace (dest/instruction.md, dest/inputs)."""
-        bundle.write_files(self.part_files("agent"), dest)
+        files = self.part_files("agent")
+        if "instruction.md" not in files or any(bundle.part_of(rel) != "agent" for rel in files):
+            raise bundle.SealedBundleError("the agent part must hold instruction.md and inputs/ "
+                                           "only", path=self.path / PART_FILES["agent"])
+        bundle.write_files(files, dest)
 
     def grading_copy(self, dest: Path) -> None:
         """What a grading (or the oracle) mounts at /grade/task: task.toml, the grader, the
