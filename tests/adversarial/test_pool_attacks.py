@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import COLUMN_TOTAL, run_cli
+from conftest import COLUMN_TOTAL, run_cli, run_json
 from lastexam.analysis.metrics import headline, visibility_gap
 from lastexam.errors import LastexamError
 from lastexam.pool.artifacts import redact_record, seal_files
@@ -257,10 +257,11 @@ def test_a_resumed_run_keeps_the_probe_logs_sealed_before(tmp_path: Path) -> Non
     key = tmp_path / "k.key"
     recipient = generate(key)
     plans = [SimpleNamespace(task=SimpleNamespace(uses_probes=True, sealed=True, recipients=(recipient,)))]
-    run_dir = tmp_path / "run"
+    run_dir, work = tmp_path / "run", tmp_path / "work"
     run_dir.mkdir()
+    work.mkdir()
     for session in ("first", "resumed"):
-        with probe_context(f"scripted:{script}", plans, run_dir) as prober:
+        with probe_context(f"scripted:{script}", plans, run_dir, work) as prober:
             (prober.log_dir / "probe-0001.jsonl").write_text(session)
     opened = sorted(members(pyrage_decrypt(p, key), p)["probe-0001.jsonl"][0]
                     for p in run_dir.glob("probes*.tar.age"))
@@ -336,3 +337,47 @@ def test_an_agent_part_without_its_instruction_or_with_other_files_is_refused(tm
             task.stage_agent_part(tmp_path / "ws")
         assert str(part) in str(caught.value) and not (tmp_path / "ws").exists()
         honest = (pool / "pool.toml").read_text()
+
+
+def test_a_sealed_runs_probe_logs_stay_in_its_work_area(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Probe prompts quote the grader's questions: until they are sealed at the run's end they
+    live in the run's work area (0700), which the next run sweeps if this one is killed, not
+    in TMPDIR, which nothing sweeps."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    script = tmp_path / "probe.yaml"
+    script.write_text(json.dumps({"turns": [], "final_text": "no"}))
+    recipient = generate(tmp_path / "k.key")
+    plans = [SimpleNamespace(task=SimpleNamespace(uses_probes=True, sealed=True, recipients=(recipient,)))]
+    work = tmp_path / "work"
+    work.mkdir()
+    with probe_context(f"scripted:{script}", plans, tmp_path, work) as prober:
+        (prober.log_dir / "probe-0001.jsonl").write_text(SECRET)
+        assert prober.log_dir.is_relative_to(work) and prober.log_dir.stat().st_mode & 0o077 == 0
+        assert not [p for p in (tmp_path / "tmp").rglob("*") if p.is_file() and SECRET in p.read_text()]
+
+
+def test_a_sealed_task_asking_a_probe_model_keeps_its_probes_sealed(tmp_path: Path,
+                                                                    base_env_ready: None) -> None:
+    """A sealed task whose grader asks a probe model (no recorded answer): the run scores it,
+    and the probe logs, which quote the grader's question, reach the run only sealed."""
+    from tests.test_probes import PROBE_GRADER, QUESTION, script, verdict
+
+    task = tmp_path / "src" / "other" / "column-total"
+    shutil.copytree(COLUMN_TOTAL, task, ignore=shutil.ignore_patterns("fixtures"))
+    (task / "grader.py").write_text(PROBE_GRADER)
+    key = tmp_path / "pool.key"
+    run_cli("keygen", "--out", key)
+    run_cli("seal", task, "--recipient", f"{key}.pub", "--out", tmp_path / "pool")
+    out = tmp_path / "run"
+    result = run_json("run", tmp_path / "pool", "--agent", "oracle", "--identity", key,
+                      "--probe-model", f"scripted:{script(tmp_path, 'yes', verdict('yes'))}", "--out", out)
+    assert [t["score"] for t in result["trials"]] == [1.0]
+    assert (out / "probes.tar.age").is_file() and not (out / "probes").exists()
+    assert [p for p in out.rglob("*") if p.is_file() and QUESTION.encode() in p.read_bytes()] == []
+    logs = members(pyrage_decrypt(out / "probes.tar.age", key), out / "probes.tar.age")
+    assert any(QUESTION.encode() in data for data, _ in logs.values())

@@ -164,10 +164,11 @@ class Prober:
 
 
 @contextmanager
-def probe_context(model: str, plans: list[Any], run_dir: Path) -> Iterator[Prober | None]:
+def probe_context(model: str, plans: list[Any], run_dir: Path, work: Path) -> Iterator[Prober | None]:
     """The run's prober when a task grades with probes and a probe model is given; its calls
     are logged under the run directory (`probes/`, or sealed in probes.tar.age when a sealed
-    task asks probes)."""
+    task asks probes: logged meanwhile in the run's work area `work`, private and swept if
+    the run is killed)."""
     if not model or not any(p.task.uses_probes for p in plans):
         yield None
         return
@@ -179,12 +180,18 @@ def probe_context(model: str, plans: list[Any], run_dir: Path) -> Iterator[Probe
             yield prober
         return
     from lastexam.pool.artifacts import seal_files
+    from lastexam.untrusted import remove_tree
 
     # a resumed run's logs go beside those of its earlier sessions (probes.2.tar.age, ...)
     dest = next(p for n in itertools.count(1)
                 if not (p := run_dir / ("probes.tar.age" if n == 1 else f"probes.{n}.tar.age")).exists())
-    with Prober(model) as prober:
+    logs = work / "probes"
+    logs.mkdir(mode=0o700, exist_ok=True)
+    with Prober(model, logs) as prober:
         try:
             yield prober
         finally:
-            seal_files(prober.log_dir, dest, sealed)
+            try:
+                seal_files(prober.log_dir, dest, sealed)
+            finally:
+                remove_tree(logs)

@@ -148,7 +148,7 @@ def execute(
             run_id, run_dir, create=None if resume else config, store=store,
             sandbox=config.sandbox,
             ready=lambda provider: check_ready(plans, provider, config.probe_model),
-        ) as session, probe_context(config.probe_model, plans, run_dir) as prober:
+        ) as session, probe_context(config.probe_model, plans, run_dir, session.area.root) as prober:
             store = session.store
             if uses_gateway(plans):
                 gateway = Gateway(session.area.gateway_socket())
