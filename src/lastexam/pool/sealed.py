@@ -129,12 +129,11 @@ def load_pool(pool_dir: Path, identity: Any | None, day: dt.date | None = None) 
         # change: every age file must be sealed to as many as it lists (a recipient added
         # without the task's plaintext cannot be one of its files'), and the key (below) be one.
         for part in PARTS:  # every file as its card says, before any trial
-            sealed = bundle.check_part(folder, part, card.bundle[part])
-            if bundle.x25519_recipients(sealed) != len(manifest.recipients):
-                raise LastexamError(
-                    f"sealed to {bundle.x25519_recipients(sealed)} recipients, but pool.toml lists "
-                    f"{len(manifest.recipients)}: pool.toml's recipients were changed",
-                    path=folder / PART_FILES[part])
+            sealed_to = bundle.x25519_recipients(bundle.check_part(folder, part, card.bundle[part]))
+            if sealed_to != len(manifest.recipients):
+                raise LastexamError(f"sealed to {sealed_to} recipients, but pool.toml lists "
+                                    f"{len(manifest.recipients)}: pool.toml's recipients were changed",
+                                    path=folder / PART_FILES[part])
         raw = probe.part("spec")
         where = folder / "task.toml"
         try:
