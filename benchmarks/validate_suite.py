@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lastexam.errors import LastexamError
 from lastexam.validation.conformance import (
     BLAS_REPRODUCIBLE,
     GENERATE_REPRODUCES,
@@ -96,10 +97,9 @@ def run_validate(folders: list[Path], concurrency: int) -> tuple[list[TaskTimes]
     done = subprocess.run(argv, capture_output=True, text=True)
     wall = time.monotonic() - start
     try:
-        data = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        sys.exit(f"lastexam validate printed no JSON (exit {done.returncode}):\n{done.stderr[-2000:]}")
-    return from_validate_json(data), wall
+        return from_validate_json(json.loads(done.stdout)), wall
+    except (json.JSONDecodeError, KeyError, TypeError):
+        sys.exit(f"lastexam validate printed no usable JSON (exit {done.returncode}):\n{done.stderr[-2000:]}")
 
 
 def table(rows: list[TaskTimes], markdown: bool) -> str:
@@ -143,7 +143,11 @@ def main() -> None:
         path = args.manifest or default_manifest_path()
         if not path.is_file():
             sys.exit(f"{path}: no such manifest")
-        rows, source = from_manifest(path), f"recorded in {path}"
+        try:
+            rows = from_manifest(path)
+        except LastexamError as e:
+            sys.exit(e.render())
+        source = f"recorded in {path}"
     print(each_gate(rows) if args.each else table(rows, args.markdown))
     print(f"\nseconds per gate kind; {source}", file=sys.stderr)
 
