@@ -110,11 +110,47 @@ def solve(inst: dict, *, solution_limit: int | None, time_limit_s: float | None,
             nodes.append(ids[manager.IndexToNode(idx)])
             idx = solution.Value(routing.NextVar(idx))
         if nodes:
-            depart = solver_start
-            if latest_departure_post:
-                depart = math.floor(latest_departure(inst, nodes) * TIME_SCALE + 1e-6) / TIME_SCALE
-            plan.append({"vehicle_id": veh["vehicle_id"], "nodes": nodes, "depart_min": depart})
+            depart = solver_start if not latest_departure_post else None
+            plan.append(route_of(inst, veh["vehicle_id"], nodes, depart))
     return plan
+
+
+def route_of(inst: dict, vehicle_id: str, nodes: list[str], depart_min: float | None = None) -> dict:
+    """A route; without `depart_min`, leaving at the latest departure (on the 0.1 min grid)."""
+    if depart_min is None:
+        depart_min = math.floor(latest_departure(inst, nodes) * TIME_SCALE + 1e-6) / TIME_SCALE
+    return {"vehicle_id": vehicle_id, "nodes": nodes, "depart_min": depart_min}
+
+
+def plan_problems(inst: dict, plan: list[dict]) -> list[str]:
+    """Every rule of the instruction a plan breaks (empty for a feasible plan)."""
+    eps = 1e-6
+    cust = {c["customer_id"]: c for c in inst["customers"]}
+    veh = {v["vehicle_id"]: v for v in inst["vehicles"]}
+    depot = inst["depot"]
+    visits = [c for r in plan for c in r["nodes"]]
+    problems = [f"customer {c} served {visits.count(c)} times" for c in sorted(cust) if visits.count(c) != 1]
+    problems += [f"unknown customer {c}" for c in sorted(set(visits) - set(cust))]
+    used = [r["vehicle_id"] for r in plan]
+    problems += [f"vehicle {v} unknown or used twice" for v in sorted(set(used))
+                 if v not in veh or used.count(v) > 1]
+    if problems:
+        return problems
+    for r in plan:
+        v, stops = veh[r["vehicle_id"]], schedule(inst, r)
+        for field, cap in (("demand_kg", "capacity_kg"), ("demand_pallets", "capacity_pallets")):
+            if sum(int(cust[c][field]) for c in r["nodes"]) > int(v[cap]):
+                problems.append(f"{r['vehicle_id']}: {field} over {cap}")
+        if v["old_town_access"] != "1" and any(cust[c]["old_town"] == "1" for c in r["nodes"]):
+            problems.append(f"{r['vehicle_id']}: old-town customer without access")
+        late = [s["location_id"] for s in stops[1:-1]
+                if s["service_start_min"] > float(cust[s["location_id"]]["tw_close_min"]) + eps]
+        problems += [f"{r['vehicle_id']}: service at {c} starts after its window" for c in late]
+        depart, back = stops[0]["departure_min"], stops[-1]["arrival_min"]
+        if depart < depot["open_min"] - eps or back > depot["close_min"] + eps \
+                or back - depart > float(v["max_shift_min"]) + eps:
+            problems.append(f"{r['vehicle_id']}: outside the depot hours or over its shift")
+    return problems
 
 
 def schedule(inst: dict, route: dict) -> list[dict]:

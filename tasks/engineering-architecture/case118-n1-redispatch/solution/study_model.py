@@ -211,11 +211,25 @@ def _collect(study: Study, net, case_id: str, rate_key: str, limits, detail: boo
     return res
 
 
+def flat_start(net) -> dict:
+    """pandapower's own "auto" start, given explicitly: voltage angles from a DC power flow and
+    magnitudes at the mean set-point of the in-service ext_grids and generators, summed as
+    pandapower sums them (identical floats). pandapower finds that mean with six
+    DataFrame.query calls per run, about a quarter of a contingency's time."""
+    vm, n = 0.0, 0
+    for table in (net.ext_grid, net.gen):
+        on = table["in_service"].to_numpy(dtype=bool)
+        vm, n = vm + table["vm_pu"].to_numpy()[on].sum(), n + int(on.sum())
+    assert not net.vsc.in_service.any()  # pandapower counts slack converters too; case118 has none
+    return {"init_vm_pu": vm / n, "init_va_degree": "dc"}
+
+
 def solve_base(study: Study, dispatch: dict[str, float], detail: bool = False) -> tuple[CaseResult, object]:
     net = _copy(study.net)
     apply_dispatch(study, net, dispatch)
+    start = flat_start(net)
     try:
-        pp.runpp(net, **PF_OPTIONS)
+        pp.runpp(net, **PF_OPTIONS, **start)
     except Exception:  # pandapower raises its own non-convergence errors
         return CaseResult("BASE", False), net
     res = _collect(study, net, "BASE", "rate_a_mva", BASE_V, detail)
@@ -271,8 +285,9 @@ def solve_contingency(study: Study, cnet, cont: dict, detail: bool = False) -> C
         new_ref = live.sort_values("slack_weight", ascending=False, kind="stable").index[0]
         saved.append((cnet.gen, new_ref, "slack", False))
         cnet.gen.at[new_ref, "slack"] = True
+    start = flat_start(cnet)
     try:
-        pp.runpp(cnet, distributed_slack=True, **PF_OPTIONS)
+        pp.runpp(cnet, distributed_slack=True, **PF_OPTIONS, **start)
         res = _collect(study, cnet, cont["id"], "rate_b_mva", POST_V, detail)
     except Exception:  # non-convergence
         res = CaseResult(cont["id"], False, limits=POST_V)
