@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 from lastexam.agents.base import AgentContext, AgentLaunch
 from lastexam.agents.harness import QUIET_ENV, GatewayAgent, write_home_file
 from lastexam.agents.npm import NpmToolchain
+from lastexam.trajectory.schema import Step
 
 # The platform binary (Bun inside) that the package's node launcher would find and run.
 TOOLCHAIN = NpmToolchain("cline", "cline", "3.0.65", "@cline/cli-linux-x64/bin/cline",
@@ -53,3 +55,8 @@ class ClineAgent(GatewayAgent):
                 ctx.instruction]
         env = {**QUIET_ENV, **OFFLINE_ENV}
         return AgentLaunch(argv=self.bridged(ctx, argv), env=env, mounts=self.mounts())
+
+    def native_steps(self, logs: Path) -> list[Step] | None:
+        from lastexam.trajectory.native_clients import cline_steps
+
+        return cline_steps(logs / "agent.stdout.log")

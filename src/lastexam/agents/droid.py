@@ -4,10 +4,12 @@ Chat Completions API as a bring-your-own-key custom model."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from lastexam.agents.base import AgentContext, AgentLaunch
 from lastexam.agents.harness import QUIET_ENV, GatewayAgent, write_home_file
 from lastexam.agents.npm import NpmToolchain
+from lastexam.trajectory.schema import Step
 
 # The platform package itself: the registry here serves @factory/cli 0.225.1 only, whose
 # binary package (same version) it does not have, and whose install script would download
@@ -48,3 +50,8 @@ class DroidAgent(GatewayAgent):
                 ctx.instruction]
         env = {**QUIET_ENV, **OFFLINE_ENV}
         return AgentLaunch(argv=self.bridged(ctx, argv), env=env, mounts=self.mounts())
+
+    def native_steps(self, logs: Path) -> list[Step] | None:
+        from lastexam.trajectory.native_clients import droid_steps
+
+        return droid_steps(logs / "agent.stdout.log")

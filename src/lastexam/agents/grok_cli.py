@@ -3,9 +3,12 @@ OpenAI client with GROK_BASE_URL)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lastexam.agents.base import AgentContext, AgentLaunch
 from lastexam.agents.harness import QUIET_ENV, GatewayAgent
 from lastexam.agents.npm import NpmToolchain
+from lastexam.trajectory.schema import Step
 
 TOOLCHAIN = NpmToolchain("grok-cli", "@vibe-kit/grok-cli", "0.0.34",
                          "@vibe-kit/grok-cli/dist/index.js", min_node=18)
@@ -29,3 +32,8 @@ class GrokCliAgent(GatewayAgent):
                 *self.extra_args(ctx)]
         env = {**QUIET_ENV, "GROK_API_KEY": gw.token, "GROK_BASE_URL": f"{gw.base_url}/v1"}
         return AgentLaunch(argv=self.bridged(ctx, argv), env=env, mounts=self.mounts())
+
+    def native_steps(self, logs: Path) -> list[Step] | None:
+        from lastexam.trajectory.native_clients import grok_cli_steps
+
+        return grok_cli_steps(logs / "agent.stdout.log")

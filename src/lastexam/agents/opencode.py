@@ -4,10 +4,12 @@ API as a custom OpenAI-compatible provider."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from lastexam.agents.base import AgentContext, AgentLaunch
 from lastexam.agents.harness import QUIET_ENV, GatewayAgent, write_home_file
 from lastexam.agents.npm import NpmToolchain
+from lastexam.trajectory.schema import Step
 
 # The package's launcher is replaced by the platform binary (opencode-linux-x64) at install.
 TOOLCHAIN = NpmToolchain("opencode", "opencode-ai", "1.18.33", "opencode-ai/bin/opencode.exe",
@@ -57,3 +59,8 @@ class OpencodeAgent(GatewayAgent):
                 "--model", f"{PROVIDER}/{model}", *self.extra_args(ctx), ctx.instruction]
         env = {**QUIET_ENV, **OFFLINE_ENV, TOKEN_VAR: gw.token}
         return AgentLaunch(argv=self.bridged(ctx, argv), env=env, mounts=self.mounts())
+
+    def native_steps(self, logs: Path) -> list[Step] | None:
+        from lastexam.trajectory.native_clients import opencode_steps
+
+        return opencode_steps(logs / "agent.stdout.log")

@@ -4,10 +4,12 @@ Completions API (its `openai` auth type)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from lastexam.agents.base import AgentContext, AgentLaunch
 from lastexam.agents.harness import QUIET_ENV, GatewayAgent, write_home_file
 from lastexam.agents.npm import NpmToolchain
+from lastexam.trajectory.schema import Step
 
 # 0.15.10 is the newest release whose package accepts Node 20 (0.21.2 and later need Node 22).
 TOOLCHAIN = NpmToolchain("qwen-code", "@qwen-code/qwen-code", "0.15.10",
@@ -37,3 +39,9 @@ class QwenCodeAgent(GatewayAgent):
         env = {**QUIET_ENV, "OPENAI_API_KEY": gw.token, "OPENAI_BASE_URL": f"{gw.base_url}/v1",
                "OPENAI_MODEL": model}
         return AgentLaunch(argv=self.bridged(ctx, argv), env=env, mounts=self.mounts())
+
+    def native_steps(self, logs: Path) -> list[Step] | None:
+        # Its stream-json is Claude Code's (system, assistant, user and result events).
+        from lastexam.trajectory.native import claude_code_steps
+
+        return claude_code_steps(logs / "agent.stdout.log")
