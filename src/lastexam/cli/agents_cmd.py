@@ -118,7 +118,12 @@ def check(
     args = parse_kv(agent_arg or [], "--agent-arg")
     task_dir = (task or default_task()).resolve()
     folder = out or Path(tempfile.mkdtemp(prefix="lastexam-check-"))
-    report = check_agent(name, task_dir, args, folder, log=lambda m: err.print(m))
+    try:
+        report = check_agent(name, task_dir, args, folder, log=lambda m: err.print(m))
+    except BaseException:
+        if out is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
     if out is None and report.passed:
         shutil.rmtree(folder, ignore_errors=True)
     if json_out:
