@@ -70,3 +70,11 @@ def test_an_agent_without_a_model_is_refused(tmp_path: Path) -> None:
     assert code == 1
     assert not rows["talks to a model"]["ok"]
     assert not (tmp_path / "check" / "solve").exists()  # nothing was run
+
+
+def test_a_folder_holding_a_checks_runs_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "check" / "budget").mkdir(parents=True)
+    proc = run_cli("agents", "check", "lastexam-agent", "--out", tmp_path / "check", check=False)
+    assert proc.returncode == 2  # could not run, rather than failed
+    assert "already there: give another --out" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "check" / "solve").exists()

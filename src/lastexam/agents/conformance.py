@@ -31,7 +31,7 @@ from lastexam.agents.base import Agent
 from lastexam.agents.conformance_models import CheckRow, ConformanceReport
 from lastexam.errors import LastexamError
 from lastexam.gateway.models import Script, ScriptTurn, TurnUsage
-from lastexam.gateway.providers import PROVIDERS, parse_model
+from lastexam.gateway.providers import PROVIDERS, ModelSpec, parse_model
 from lastexam.gateway.scripted import oracle_script
 from lastexam.gateway.session import TOKEN_PATTERN
 from lastexam.layout import RunPaths
@@ -72,8 +72,12 @@ def check_agent(name: str, task: Path, args: dict[str, str], out: Path,
                 log: Callable[[str], None] = print) -> ConformanceReport:
     """Runs the two trials into `out` and reports each check."""
     agent = get_agent(name)
-    report = ConformanceReport(agent=agent.name, version=agent.version(), wire=agent.wire,
-                               task=str(task), run_dirs=[], checks=[])
+    taken = [p for p in (out / "solve", out / "budget") if p.exists()]
+    if taken:
+        raise LastexamError("a check's runs are already there: give another --out", path=taken[0])
+    model = parse_model(f"scripted:{out / 'solve.yaml'}")
+    report = ConformanceReport(agent=agent.name, version=agent.version(),
+                               wire=agent.wire_for(model), task=str(task), run_dirs=[], checks=[])
     missing = agent.missing()
     report.checks.append(CheckRow(check="installed", ok=not missing,
                                   detail="; ".join(missing) or agent.version()))
@@ -92,7 +96,6 @@ def check_agent(name: str, task: Path, args: dict[str, str], out: Path,
         budget = _run(name, task, args, _write(out / "budget.yaml", budget_script), out / "budget",
                       max_tokens=BUDGET_TOKENS, timeout_s=BUDGET_TIMEOUT_S)
     report.run_dirs = [str(solve.run_dir), str(budget.run_dir)]
-    model = parse_model(f"scripted:{out / 'solve.yaml'}")
     report.checks += [
         solved(solve),
         through_gateway(solve, agent, model),
@@ -112,7 +115,7 @@ def solved(run: TrialRun) -> CheckRow:
     return CheckRow(check="scores 1.0 with the oracle's turn", ok=ok, detail=detail)
 
 
-def through_gateway(run: TrialRun, agent: Agent, model: Any) -> CheckRow:
+def through_gateway(run: TrialRun, agent: Agent, model: ModelSpec) -> CheckRow:
     expected = agent.wire_for(model)
     calls = _gateway_calls(run.folder)
     wires = sorted({c.get("wire") for c in calls if c.get("wire")})
