@@ -24,6 +24,7 @@ SHELL_TOOLS: dict[str, str] = {
     "run_shell_command": "command",  # Gemini CLI
     "bash": "command",  # lastexam-agent
     "shell": "command",
+    "terminal": "command",  # Hermes Agent
 }
 
 
