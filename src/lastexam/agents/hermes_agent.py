@@ -31,7 +31,7 @@ class HermesAgent(GatewayAgent):
         # Its `custom` provider takes the server and key from config.yaml only (the key as a
         # reference to the variable, expanded when read). JSON is YAML.
         config = {"model": {"provider": "custom", "base_url": f"{gw.base_url}/v1", "default": model,
-                            "api_key": "${%s}" % TOKEN_VAR}}
+                            "api_key": "${" + TOKEN_VAR + "}"}}
         write_home_file(ctx.home, ".hermes/config.yaml", json.dumps(config, indent=2))
         argv = TOOLCHAIN.command(
             "-z", ctx.instruction, "--provider", "custom", "-m", model,
