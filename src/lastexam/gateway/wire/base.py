@@ -25,6 +25,7 @@ SHELL_TOOLS: dict[str, str] = {
     "bash": "command",  # lastexam-agent
     "shell": "command",
     "terminal": "command",  # Hermes Agent
+    "local--Command": "command",  # cecli (aider-ce)
 }
 
 
