@@ -13,6 +13,7 @@ from lastexam.layout import AgentSandbox
 
 TOOLCHAIN = PypiToolchain("cecli", "cecli-dev", "1.10.0", "cecli.main:main", "cecli")
 METADATA = ".cecli-models.json"
+RETRY_TIMEOUT_S = 2
 MODEL = "openai/lastexam-gateway"
 MODEL_INFO = {"mode": "chat", "litellm_provider": "openai", "max_input_tokens": 200_000,
               "max_output_tokens": 32_000, "supports_function_calling": True}
@@ -38,6 +39,9 @@ class CecliAgent(GatewayAgent):
             "--yes-always", "--yes-always-commands", "--no-auto-commits", "--no-dirty-commits",
             "--no-check-update", "--analytics-disable", "--no-show-model-warnings",
             "--no-pretty", "--no-fancy-input", "--no-stream",
+            # It retries every failed call, a refusal by the budget included, until its backoff
+            # passes this many seconds (30 by default: minutes of refused calls).
+            "--retries", json.dumps({"retry_timeout": RETRY_TIMEOUT_S}),
             *self.extra_args(ctx))
         # It keeps its state in .cecli/ of the working directory: HOME, as /task is read-only. It
         # runs commands in the root of its repository (without one, in a folder named "").
