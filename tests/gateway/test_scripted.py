@@ -227,3 +227,19 @@ def test_unknown_path_is_404(gateway: Gateway, client: Client, tmp_path: Path) -
                                    tmp_path / "log.jsonl")
     status, _, _ = client.post("/v1/embeddings", {}, {"x-api-key": session.token})
     assert status == 404
+
+
+def test_a_shell_tool_taking_a_list_gets_the_command_in_a_list(gateway: Gateway, client: Client,
+                                                                tmp_path: Path) -> None:
+    """Cline's `run_commands` takes `commands: [string]`."""
+    model = write_script(tmp_path / "s.yaml", SCRIPT)
+    session = gateway.open_session("t1", model, Budget(), tmp_path / "gateway.jsonl")
+    listed = {"type": "object", "properties": {"commands": {"type": "array", "items": {"type": "string"}}}}
+    body = {"model": "m", "messages": [{"role": "user", "content": "do it"}],
+            "tools": [{"type": "function", "function": {"name": "run_commands", "parameters": listed}}]}
+    status, first, _ = client.post("/v1/chat/completions", body,
+                                   {"authorization": f"Bearer {session.token}"})
+    assert status == 200, first
+    assert answer("chat", False, first)[1] == [("run_commands",
+                                                {"commands": ["echo hi > /task/output/x.txt"]})]
+    gateway.close_session(session.token)

@@ -88,6 +88,10 @@ class Agent(ABC):
         """The model API this harness speaks with `model` (None: it needs no gateway)."""
         return self.wire
 
+    def wires(self) -> tuple[str, ...]:
+        """Every model API this harness can speak (what `agents list` shows)."""
+        return (self.wire,) if self.wire else ()
+
     @abstractmethod
     def launch(self, ctx: AgentContext) -> AgentLaunch: ...
 

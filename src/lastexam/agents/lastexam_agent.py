@@ -33,6 +33,9 @@ class LastexamAgent(GatewayAgent):
             return "anthropic"
         return "chat"
 
+    def wires(self) -> tuple[str, ...]:
+        return ("anthropic", "chat")
+
     def launch(self, ctx: AgentContext) -> AgentLaunch:
         gw = self.gateway(ctx)
         api = ctx.args.get("api") or self.wire_for(ctx.model)

@@ -124,11 +124,10 @@ class ScriptedUpstream:
         if turn.text is not None:
             return Reply(text=turn.text, reasoning=reasoning)
         if turn.shell is not None:
-            shell = wire.shell_tool(req)
-            if shell is None:
+            call = wire.shell_call(req, turn.shell)
+            if call is None:
                 raise ValueError(f"the request declares no shell tool (tools: {_names(wire, req)})")
-            name, arg = shell
-            return Reply(tool_calls=[ToolCall(name, {arg: turn.shell})], reasoning=reasoning)
+            return Reply(tool_calls=[call], reasoning=reasoning)
         if turn.computer is not None:
             action = turn.computer["action"]
             decl = wire.computer_tool(req, action)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 from dataclasses import dataclass
@@ -32,6 +33,10 @@ ENDED_OPEN = "the trial ended with this call still open: charged its upper bound
 # Of a call logged without bodies, its path and error (which may quote the request) are kept
 # to this many characters.
 MAX_FIELD = 1000
+# A trial's gateway token: the prefix, then TOKEN_BYTES random bytes in URL-safe base64.
+TOKEN_PREFIX = "lxg-"
+TOKEN_BYTES = 32
+TOKEN_PATTERN = re.compile(re.escape(TOKEN_PREFIX) + r"[A-Za-z0-9_-]{43}")  # 32 bytes: 43 chars
 
 
 @dataclass
@@ -75,7 +80,7 @@ class Session:
         price_as: tuple[str, str],  # (provider, model) looked up in the price table
         allow: Allowances | None = None,
     ):
-        self.token = "lxg-" + secrets.token_urlsafe(32)
+        self.token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
         self.trial_id = trial_id
         self.spec = spec
         self.upstream = upstream

@@ -24,6 +24,7 @@ SHELL_TOOLS: dict[str, str] = {
     "run_shell_command": "command",  # Gemini CLI
     "bash": "command",  # lastexam-agent
     "shell": "command",
+    "run_commands": "commands",  # Cline CLI: a list of commands
     "terminal": "command",  # Hermes Agent
     "local--Command": "command",  # cecli (aider-ce)
 }
@@ -209,6 +210,17 @@ class Wire(ABC):
                     if d.properties.get(arg, {}).get("type") == "string":
                         return d.name, arg
         return None
+
+    def shell_call(self, req: WireRequest, command: str) -> ToolCall | None:
+        """A call of the client's shell tool running `command` (in a one-item list when the
+        tool takes a list of commands), if it declared one."""
+        found = self.shell_tool(req)
+        if found is None:
+            return None
+        name, arg = found
+        props = next(d.properties for d in self.tools(req) if d.name == name and d.namespace is None)
+        value: Any = [command] if props.get(arg, {}).get("type") == "array" else command
+        return ToolCall(name, {arg: value})
 
 
 # An upper-bound estimate of a body's tokens: JSON text rarely packs a token in under two
