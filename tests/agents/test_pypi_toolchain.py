@@ -7,16 +7,21 @@ driven by `lastexam agents check`, tests/agents/test_conformance.py)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from lastexam.agents import all_agents
+from lastexam.agents import all_agents, get_agent
 from lastexam.agents import pypi as pypi_mod
 from lastexam.agents.pypi import PypiToolchain
+from lastexam.errors import LastexamError
+from lastexam.gateway.providers import parse_model
 from lastexam.layout import AgentSandbox
+
+from .conftest import COLUMN_TOTAL_SCRIPT
 
 # A pure-Python module with no dependencies; its print_ stands in for a console script.
 PACKAGE, VERSION, ENTRY = "six", "1.17.0", "six:print_"
@@ -78,3 +83,13 @@ def test_every_pypi_agent_pins_a_lock_that_holds_its_own_version() -> None:
         pins = [line for line in c.lock.read_text().splitlines() if line and not line.startswith("#")]
         assert f"{c.package}=={c.version}" in pins, c.lock
         assert all("==" in p for p in pins), c.lock
+
+
+@pytest.mark.parametrize(("agent", "arg"), [("mini-swe-agent", "step_limit"), ("llm", "chain_limit")])
+def test_a_count_argument_must_be_a_whole_number(agent: str, arg: str) -> None:
+    model = parse_model(f"scripted:{COLUMN_TOTAL_SCRIPT}")
+    adapter = get_agent(agent)
+    adapter.check_args(model, {arg: "12"})
+    for bad in ("abc", "0", "-3", "1.5"):
+        with pytest.raises(LastexamError, match=f"{arg}='{re.escape(bad)}' must be a whole number"):
+            adapter.check_args(model, {arg: bad})

@@ -122,6 +122,16 @@ class GatewayAgent(Agent):
         return f"{AgentSandbox.TOOLCHAIN}/node_modules/{self.toolchain.bin}"
 
 
+def count_arg(agent: str, args: dict[str, str], name: str, default: int) -> int:
+    """A positive whole number given as --agent-arg NAME=N (default when not given)."""
+    text = args.get(name)
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise LastexamError(f"agent {agent!r}: --agent-arg {name}={text!r} must be a whole number >= 1")
+    return int(text)
+
+
 def write_home_file(home: Path, rel: str, text: str) -> Path:
     """A config file in the sandbox's HOME, written before the sandbox starts."""
     path = home / rel

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 
 from lastexam.agents.base import AgentContext, AgentLaunch
-from lastexam.agents.harness import FILES_SRC, GatewayAgent, openai_env, write_home_file
+from lastexam.agents.harness import FILES_SRC, GatewayAgent, count_arg, openai_env, write_home_file
 from lastexam.agents.pypi import PypiToolchain
+from lastexam.gateway.providers import ModelSpec
 from lastexam.layout import AgentSandbox
 
 TOOLCHAIN = PypiToolchain("llm", "llm", "0.36", "llm.cli:cli", "llm")
@@ -27,6 +28,10 @@ class LlmAgent(GatewayAgent):
     default_model = "gpt-5"
     accepted_args = ("extra_args", "chain_limit")
 
+    def check_args(self, model: ModelSpec | None, args: dict[str, str]) -> None:
+        super().check_args(model, args)
+        count_arg(self.name, args, "chain_limit", CHAIN_LIMIT)
+
     def launch(self, ctx: AgentContext) -> AgentLaunch:
         gw = self.gateway(ctx)
         # An extra OpenAI model whose key is `openai`'s: OPENAI_API_KEY. JSON is YAML.
@@ -36,7 +41,7 @@ class LlmAgent(GatewayAgent):
         write_home_file(ctx.home, f"{CONFIG_DIR}/extra-openai-models.yaml", json.dumps(models))
         argv = TOOLCHAIN.command(
             "prompt", "-m", MODEL_ALIAS, "--functions", f"{AgentSandbox.FILES}/{TOOLS_FILE}",
-            "--chain-limit", ctx.args.get("chain_limit") or str(CHAIN_LIMIT), "--no-log",
+            "--chain-limit", str(count_arg(self.name, ctx.args, "chain_limit", CHAIN_LIMIT)), "--no-log",
             *self.extra_args(ctx), ctx.instruction)
         env = {**openai_env(gw), "LLM_USER_PATH": f"{AgentSandbox.HOME}/{CONFIG_DIR}"}
         return AgentLaunch(argv=self.bridged(ctx, argv), env=env, mounts=self.mounts())

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 
 from lastexam.agents.base import AgentContext, AgentLaunch
-from lastexam.agents.harness import GatewayAgent, openai_env, write_home_file
+from lastexam.agents.harness import GatewayAgent, count_arg, openai_env, write_home_file
 from lastexam.agents.pypi import PypiToolchain
+from lastexam.gateway.providers import ModelSpec
 from lastexam.layout import AgentSandbox
 
 TOOLCHAIN = PypiToolchain("mini-swe-agent", "mini-swe-agent", "2.4.6",
@@ -26,11 +27,15 @@ class MiniSweAgent(GatewayAgent):
     default_model = "gpt-5"
     accepted_args = ("extra_args", "step_limit")
 
+    def check_args(self, model: ModelSpec | None, args: dict[str, str]) -> None:
+        super().check_args(model, args)
+        count_arg(self.name, args, "step_limit", STEP_LIMIT)
+
     def launch(self, ctx: AgentContext) -> AgentLaunch:
         gw = self.gateway(ctx)
         # JSON is YAML: the settings merged over its own mini.yaml.
         config = {
-            "agent": {"step_limit": int(ctx.args.get("step_limit") or STEP_LIMIT),
+            "agent": {"step_limit": count_arg(self.name, ctx.args, "step_limit", STEP_LIMIT),
                       "cost_limit": 0},  # the gateway holds the budget
             "environment": {"timeout": ctx.timeout_s},
             "model": {"model_name": f"openai/{self.client_model(ctx)}",
