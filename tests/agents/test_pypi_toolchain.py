@@ -45,6 +45,8 @@ def test_install_runs_from_any_mount_point_and_follows_its_lock(chain: PypiToolc
     assert chain.installed() and chain.missing() == []
     marker = json.loads((chain.root / pypi_mod.MARKER).read_text())
     assert marker == {"package": PACKAGE, "version": VERSION, "digest": chain.digest()}
+    # No console script (pip's own included) is left beside the venv's Pythons.
+    assert {p.name for p in (chain.root / "bin").iterdir()} <= {"python", "python3", "python3.11"}
 
     # The sandbox sees the venv elsewhere: moved, its python still finds the package, and the
     # harness gets its arguments with argv[0] the console script's name.

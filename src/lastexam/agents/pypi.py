@@ -4,8 +4,10 @@ Each is a venv of Debian's python3 (the only Python the sandbox has), its depend
 a lock (`locks/<agent>.txt`, a `pip freeze` of a fresh install):
 
 LASTEXAM_HOME/agents/<name>/<version>/
-    bin/python3, lib/...  the venv (works at any mount point: its console scripts, whose
-                          first lines name the install path, are never run)
+    bin/python3, lib/...  the venv (works at any mount point); bin/ holds only its Pythons:
+                          the console scripts, whose first lines name the install path, are
+                          removed (a harness that puts its own bin/ first on its tools' PATH,
+                          as Hermes Agent does, would give them the venv's python3)
     lastexam-agent.json   written last: the install is complete, and from which lock
 
 In the sandbox the venv is at /opt/agent and the harness is started as its console script
@@ -34,6 +36,7 @@ from lastexam.paths import home_subdir
 
 LOCKS = Path(__file__).resolve().parent / "locks"
 PYTHON_TAG = "3.11 x86_64"  # what the locks were made for (Debian 12's python3)
+LAYOUT = 2  # of an install; a change makes every install out of date
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,8 @@ class PypiToolchain:
     def digest(self) -> str:
         """What an install is of: the pinned package and its lock."""
         lock = self.lock.read_bytes() if self.lock.is_file() else b""
-        return hashlib.sha256(f"{self.package}=={self.version}\n".encode() + lock).hexdigest()[:16]
+        head = f"{self.package}=={self.version}\nlayout {LAYOUT}\n".encode()
+        return hashlib.sha256(head + lock).hexdigest()[:16]
 
     def installed(self) -> bool:
         try:
@@ -107,6 +111,13 @@ class PypiToolchain:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise LastexamError(f"{self.package}=={self.version} installed, but `import {module}` "
                                     f"fails:\n{check.stderr[-2000:]}")
+            for entry in (tmp / "bin").iterdir():
+                if entry.name.startswith("python"):
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
             (tmp / MARKER).write_text(json.dumps({"package": self.package, "version": self.version,
                                                   "digest": self.digest()}))
             _world_readable(tmp)
