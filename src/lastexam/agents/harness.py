@@ -3,7 +3,7 @@ from, headless defaults and the readiness checks.
 
 Inside the sandbox:
     /opt/lastexam/         this package's sandbox_files/ (bridge.sh, the reference agent)
-    /opt/agent/            the harness's npm toolchain (read-only)
+    /opt/agent/            the harness's toolchain, from npm or PyPI (read-only)
     /run/lastexam/gateway/ the gateway's unix socket
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from lastexam.agents.base import Agent, AgentContext, GatewayAccess
 from lastexam.agents.npm import NpmToolchain
+from lastexam.agents.pypi import PypiToolchain
 from lastexam.errors import LastexamError
 from lastexam.gateway.wire.base import COMPUTER_SERVER
 from lastexam.layout import AgentSandbox
@@ -39,6 +40,28 @@ QUIET_ENV = {
 }
 
 
+# What the Python harnesses (LiteLLM, the OpenAI SDK, Hugging Face libraries) are given besides:
+# no fetch of LiteLLM's price list, no hub look-ups, no telemetry.
+PYTHON_QUIET_ENV = {
+    **QUIET_ENV,
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_TELEMETRY": "False",
+    "HF_HUB_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "PYTHONUNBUFFERED": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+
+
+def openai_env(gw: GatewayAccess) -> dict[str, str]:
+    """The variables by which the OpenAI SDK and LiteLLM reach an OpenAI-compatible server: the
+    gateway's Chat Completions through the bridge, with the trial's token as the key."""
+    base = f"{gw.base_url}/v1"
+    return {**PYTHON_QUIET_ENV, "OPENAI_BASE_URL": base, "OPENAI_API_BASE": base,
+            "OPENAI_API_KEY": gw.token}
+
+
 def sandbox_files() -> Path:
     """A world-readable copy of sandbox_files/ for the sandbox to mount."""
     return published_copy(FILES_SRC, home_subdir("agents") / "_lastexam")
@@ -48,7 +71,7 @@ class GatewayAgent(Agent):
     """A harness that works through the model gateway, from a toolchain it is installed in."""
 
     needs_model = True
-    toolchain: NpmToolchain | None = None
+    toolchain: NpmToolchain | PypiToolchain | None = None
     default_model: str = ""  # what the client names when the model is scripted
     accepted_args: tuple[str, ...] = ("extra_args",)
 
@@ -95,8 +118,18 @@ class GatewayAgent(Agent):
         return mounts
 
     def executable(self) -> str:
-        assert self.toolchain is not None
+        assert isinstance(self.toolchain, NpmToolchain)
         return f"{AgentSandbox.TOOLCHAIN}/node_modules/{self.toolchain.bin}"
+
+
+def count_arg(agent: str, args: dict[str, str], name: str, default: int) -> int:
+    """A positive whole number given as --agent-arg NAME=N (default when not given)."""
+    text = args.get(name)
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise LastexamError(f"agent {agent!r}: --agent-arg {name}={text!r} must be a whole number >= 1")
+    return int(text)
 
 
 def write_home_file(home: Path, rel: str, text: str) -> Path:

@@ -25,6 +25,8 @@ SHELL_TOOLS: dict[str, str] = {
     "bash": "command",  # lastexam-agent
     "shell": "command",
     "run_commands": "commands",  # Cline CLI: a list of commands
+    "terminal": "command",  # Hermes Agent
+    "local--Command": "command",  # cecli (aider-ce)
 }
 
 
