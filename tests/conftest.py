@@ -57,6 +57,35 @@ def base_env_ready() -> None:
         run_cli("env", "install", "base", timeout=1200)
 
 
+SANDBOXES = ("bwrap", "podman")
+# Set by CI (scripts/podman-tests.sh): the podman cases fail, not skip, when podman is not ready.
+PODMAN_REQUIRED = "LASTEXAM_TEST_PODMAN"
+
+
+def podman_problem() -> str | None:
+    """Why the podman provider cannot run here (None: it can)."""
+    from lastexam.envs import manage
+    from lastexam.envs.image import image_tag
+    from lastexam.sandbox.engine import detect, missing_engine
+
+    engine = detect()
+    if engine is None:
+        return missing_engine()
+    tag = image_tag(manage.load("base", ROOT))
+    return None if engine.image_exists(tag) else f"no image {tag}: lastexam env build-image base"
+
+
+@pytest.fixture(params=SANDBOXES)
+def sandbox(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test that uses it runs once per sandbox provider (`lastexam run --sandbox`)."""
+    if request.param == "podman" and (problem := podman_problem()):
+        if os.environ.get(PODMAN_REQUIRED):
+            pytest.fail(problem)
+        pytest.skip(problem)
+    monkeypatch.setenv("LASTEXAM_SANDBOX", request.param)
+    return request.param
+
+
 # Running the CLI with the harness's fault points on (src/lastexam/run/faults.py), to act at its
 # phases as they are reached rather than after guessed sleeps: the harness appends each phase to
 # a trace file and, when asked, waits there a moment, so a test can look at the machine (or
