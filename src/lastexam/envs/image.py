@@ -21,7 +21,7 @@ from lastexam.errors import LastexamError
 from lastexam.paths import home_subdir
 from lastexam.sandbox.engine import detect, missing_engine
 
-RECIPE = "1"  # bumped when the steps below change what an image holds
+RECIPE = "2"  # bumped when the steps below change what an image holds
 MIRROR_VAR = "LASTEXAM_DEBIAN_MIRROR"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DEFAULT_RELEASE = "bookworm"
@@ -107,9 +107,10 @@ def _make_rootfs(root: Path, packages: list[str], log) -> None:
     policy.unlink()
     shutil.rmtree(root / "var/lib/apt/lists", ignore_errors=True)
     (root / "var/lib/apt/lists/partial").mkdir(parents=True)
-    # As in the bubblewrap sandbox: /var/tmp is the private /tmp.
+    # As in the bubblewrap sandbox: /var/tmp is the private /tmp, and there is no /root.
     shutil.rmtree(root / "var/tmp")
     (root / "var/tmp").symlink_to("../tmp")
+    shutil.rmtree(root / "root")
 
 
 def _import(argv: list[str], root: Path) -> None:

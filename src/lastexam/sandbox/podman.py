@@ -147,9 +147,11 @@ class PodmanProvider(BwrapProvider):
         work.mkdir(mode=0o700, exist_ok=True)
         cidfile, envfile = work / f"{cname}.cid", work / f"{cname}.env"
         cidfile.unlink(missing_ok=True)
-        _write_env_file(envfile, req.env)
+        in_file, by_name = _split_env(req.env)
+        _write_env_file(envfile, in_file)
         fds = sorted(set(req.pass_fds))
-        argv = [*self._run_args(req, cname, cidfile, envfile, fds), image, *req.argv]
+        argv = [*self._run_args(req, cname, cidfile, envfile, fds)]
+        argv += [a for key in by_name for a in ("--env", key)] + [image, *req.argv]
         if fds:  # descriptors 3..max are all handed over: the gaps are /dev/null
             gaps = " ".join(f"{fd}</dev/null" for fd in range(3, fds[-1] + 1) if fd not in fds)
             argv = ["/bin/bash", "-c", f"exec {gaps}; exec \"$@\"" if gaps else 'exec "$@"',
@@ -160,8 +162,10 @@ class PodmanProvider(BwrapProvider):
                 with open(req.stdout, "wb") as out, open(req.stderr, "wb") as err:
                     proc = subprocess.Popen(
                         argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                        env={k: os.environ[k] for k in ENGINE_VARS if k in os.environ},
+                        env={**{k: os.environ[k] for k in ENGINE_VARS if k in os.environ},
+                             **by_name},
                         start_new_session=True, pass_fds=tuple(fds),
+                        cwd=work,  # conmon may leave files (an "oom" marker) in it
                     )
             except OSError as e:
                 raise SandboxError(f"cannot start {self.engine.name}: {e}") from e
@@ -330,13 +334,23 @@ def _bind(source: Path, target: str, writable: bool) -> str:
     return f"type=bind,source={source},target={target}" + ("" if writable else ",readonly=true")
 
 
-def _write_env_file(path: Path, env: dict[str, str]) -> None:
-    """The sandbox's whole environment, read by the engine (never on its command line)."""
-    lines = []
+def _split_env(env: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The sandbox's environment as (the env file's variables, those the engine takes from
+    its own environment by name: values an env file cannot hold). Never on a command line."""
+    in_file, by_name = {}, {}
     for key, value in env.items():
-        if "\n" in value or "\0" in value or "=" in key:
-            raise SandboxError(f"the variable {key} cannot be passed to a container")
-        lines.append(f"{key}={value}\n")
+        if "\0" in value or "=" in key or "\n" in key:
+            raise SandboxError(f"the variable {key!r} cannot be passed to a container")
+        if "\n" not in value:
+            in_file[key] = value
+        elif key in ENGINE_VARS or key.startswith("LD_"):
+            raise SandboxError(f"the variable {key} cannot hold a line break in a container")
+        else:
+            by_name[key] = value
+    return in_file, by_name
+
+
+def _write_env_file(path: Path, env: dict[str, str]) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
-        f.writelines(lines)
+        f.writelines(f"{key}={value}\n" for key, value in env.items())
