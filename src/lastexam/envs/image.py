@@ -21,13 +21,13 @@ from lastexam.errors import LastexamError
 from lastexam.paths import home_subdir
 from lastexam.sandbox.engine import detect, missing_engine
 
-RECIPE = "2"  # bumped when the steps below change what an image holds
+RECIPE = "3"  # bumped when the steps below change what an image holds
 MIRROR_VAR = "LASTEXAM_DEBIAN_MIRROR"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DEFAULT_RELEASE = "bookworm"
-# What every sandbox uses besides the environment's own packages: the harness's probes and
-# the `command` agent's shell tools.
-HARNESS_APT = ("python3", "mount", "procps")
+# What every sandbox uses besides the environment's own packages: the grading harness, the
+# `command` agent's shell tools, and the bridge of the npm agents to the gateway (socat).
+HARNESS_APT = ("python3", "mount", "procps", "socat")
 TAG_PREFIX = "lastexam-env-"
 
 
@@ -72,6 +72,7 @@ def build_image(env: Environment, *, log=print, force: bool = False) -> str:
                                 f"`sudo podman save {tag} | podman load` for your user")
         if not shutil.which("debootstrap"):
             raise LastexamError("debootstrap is not installed (apt-get install debootstrap)")
+        replaced = engine.call("image", "inspect", "--format", "{{.Id}}", tag).stdout.strip()
         root = home_subdir("images") / f"{env.name}.rootfs"
         _remove_rootfs(root)
         try:
@@ -81,6 +82,12 @@ def build_image(env: Environment, *, log=print, force: bool = False) -> str:
                     root)
         finally:
             _remove_rootfs(root)
+        # Images of the environment's earlier contents (and the one --force replaced) are not
+        # used again.
+        listed = engine.call("images", "--format", "{{.Repository}}:{{.Tag}}", tag.split(":")[0])
+        old = [t for t in listed.stdout.split() if t.rsplit(":", 1)[1] != tag.rsplit(":", 1)[1]]
+        for image in [*old, *([replaced] if replaced else [])]:
+            engine.call("rmi", image)
     return tag
 
 
