@@ -21,13 +21,14 @@ from lastexam.errors import LastexamError
 from lastexam.paths import home_subdir
 from lastexam.sandbox.engine import detect, missing_engine
 
-RECIPE = "3"  # bumped when the steps below change what an image holds
+RECIPE = "4"  # bumped when the steps below change what an image holds
 MIRROR_VAR = "LASTEXAM_DEBIAN_MIRROR"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 DEFAULT_RELEASE = "bookworm"
 # What every sandbox uses besides the environment's own packages: the grading harness, the
-# `command` agent's shell tools, and the bridge of the npm agents to the gateway (socat).
-HARNESS_APT = ("python3", "mount", "procps", "socat")
+# `command` agent's shell tools, the npm agents' bridge to the gateway (socat) and Node.js
+# (Debian's: too old for gemini-cli, which needs 20).
+HARNESS_APT = ("python3", "mount", "procps", "socat", "nodejs")
 TAG_PREFIX = "lastexam-env-"
 
 
