@@ -1,7 +1,7 @@
 #!/bin/bash
 # The container sandbox's tests (docs/sandbox.md), as root on Debian, after scripts/setup.sh:
 # installs Podman and debootstrap, builds the base environment's image (skipped while its tag
-# exists), then runs the podman cases of tests/test_sandbox.py and
+# exists), then runs the podman cases of tests/test_sandbox.py, tests/test_container_sandbox.py and
 # tests/adversarial/test_fallocate.py (each also runs with bwrap in the main test run).
 #   scripts/podman-tests.sh              every podman case
 #   scripts/podman-tests.sh --sample N   the oracle case plus N others, rotating daily (CI)
@@ -23,7 +23,7 @@ fi
 
 export LASTEXAM_TEST_PODMAN=1  # a podman case that cannot run fails instead of skipping
 mapfile -t cases < <(.venv/bin/python -m pytest --collect-only -q -p no:cacheprovider \
-    tests/test_sandbox.py tests/adversarial/test_fallocate.py -k podman | grep '::')
+    tests/test_sandbox.py tests/test_container_sandbox.py tests/adversarial/test_fallocate.py -k podman | grep '::')
 if [[ "${1:-}" == "--sample" ]]; then
     n=${2:?--sample N}
     oracle=() others=()

@@ -1,15 +1,18 @@
 """The container provider's own parts, without a container: its seccomp profile, how it
 passes the environment, which image a request runs in, and how images are tagged. Its
-isolation is tested in tests/test_sandbox.py (each case runs with both providers)."""
+isolation is tested in tests/test_sandbox.py (each case runs with both providers), and here
+the starter task's oracle scores 1.0 with each provider."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import COLUMN_TOTAL, ROOT, run_json, trial_dir
 from lastexam.envs import manage
 from lastexam.envs.image import debian_release, image_tag
 from lastexam.paths import home_subdir
@@ -94,3 +97,36 @@ def test_image_tags_follow_what_the_image_holds(tmp_path: Path) -> None:
     release.write_text('ID="fedora"\nVERSION_CODENAME="forty"\n')
     assert debian_release(release) == "bookworm"
     assert debian_release(tmp_path / "absent") == "bookworm"
+
+
+@pytest.mark.usefixtures("base_env_ready")
+def test_the_oracle_scores_full_marks(tmp_path: Path, sandbox: str) -> None:
+    """The starter task's reference solution scores 1.0 with the agent and the grader each in a
+    sandbox of the provider under test."""
+    run = tmp_path / "run"
+    trial = run_json("run", COLUMN_TOTAL, "--agent", "oracle", "--out", run)["trials"][0]
+    assert trial["status"] == "completed" and trial["score"] == 1.0, trial
+    record = json.loads((trial_dir(run, trial) / "trial.json").read_text())
+    assert record["repro"]["sandbox"]["provider"] == sandbox
+
+
+def test_podman_refuses_a_run_whose_image_is_missing(tmp_path: Path) -> None:
+    """Before any trial starts and before the run folder exists, naming the command that
+    builds the image."""
+    from conftest import PODMAN_CASES, run_cli
+    from lastexam.sandbox.engine import detect, missing_engine
+
+    if detect() is None:
+        if os.environ.get(PODMAN_CASES) == "1":
+            pytest.fail(missing_engine())
+        pytest.skip(missing_engine())
+    task = tmp_path / "column-total"
+    shutil.copytree(COLUMN_TOTAL, task)
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text().replace('environment = "base"', 'environment = "sci"'))
+    run = tmp_path / "run"
+    proc = run_cli("run", task, "--agent", "oracle", "--sandbox", "podman", "--out", run, check=False)
+    assert proc.returncode != 0
+    assert "no image lastexam-env-sci:" in proc.stderr
+    assert "lastexam env build-image sci" in proc.stderr
+    assert not run.exists()

@@ -24,6 +24,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lastexam.paths import home_subdir
 from lastexam.sandbox import engine as engines
@@ -37,6 +38,9 @@ from lastexam.sandbox.bwrap import (
     uid_in_use,
 )
 from lastexam.untrusted import tail
+
+if TYPE_CHECKING:
+    from lastexam.envs.manage import Environment
 
 UID_RANGE = 65536  # container uids mapped, root included, onto host uids below and above uid
 # conmon, which starts the container, runs with this hard RLIMIT_NPROC: the container may not
@@ -103,6 +107,15 @@ class PodmanProvider(BwrapProvider):
             "limits": "cgroup (engine)",
             "network": "none (loopback only)",
         }
+
+    def environment_problems(self, env: Environment) -> list[str]:
+        """The venv (the Debian packages are the image's) and the image."""
+        problems = env.missing(system=False)
+        try:
+            self.image_for(env.name)
+        except SandboxError as e:
+            problems.append(str(e))
+        return problems
 
     def image_for(self, environment: str) -> str:
         """The tag of the environment's image, which must exist (never pulled)."""
