@@ -63,8 +63,8 @@ SANDBOXES = ("bwrap", "podman")
 PODMAN_CASES = "LASTEXAM_TEST_PODMAN"
 
 
-def podman_problem() -> str | None:
-    """Why the podman provider cannot run here (None: it can)."""
+def podman_problem(image: bool = True) -> str | None:
+    """Why the podman provider cannot run here (None: it can); `image`: the base image too."""
     from lastexam.envs import manage
     from lastexam.envs.image import image_tag
     from lastexam.sandbox.engine import detect, missing_engine
@@ -73,20 +73,27 @@ def podman_problem() -> str | None:
     if engine is None:
         return missing_engine()
     tag = image_tag(manage.load("base", ROOT))
-    return None if engine.image_exists(tag) else f"no image {tag}: lastexam env build-image base"
+    if image and not engine.image_exists(tag):
+        return f"no image {tag}: lastexam env build-image base"
+    return None
+
+
+def need_podman(image: bool = True) -> None:
+    """Skip (or fail, under LASTEXAM_TEST_PODMAN=1) a podman case that cannot run here."""
+    wanted = os.environ.get(PODMAN_CASES)
+    if wanted == "0":
+        pytest.skip(f"{PODMAN_CASES}=0: run by scripts/podman-tests.sh")
+    if problem := podman_problem(image):
+        if wanted == "1":
+            pytest.fail(problem)
+        pytest.skip(problem)
 
 
 @pytest.fixture(params=SANDBOXES)
 def sandbox(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Each test that uses it runs once per sandbox provider (`lastexam run --sandbox`)."""
     if request.param == "podman":
-        wanted = os.environ.get(PODMAN_CASES)
-        if wanted == "0":
-            pytest.skip(f"{PODMAN_CASES}=0: run by scripts/podman-tests.sh")
-        if problem := podman_problem():
-            if wanted == "1":
-                pytest.fail(problem)
-            pytest.skip(problem)
+        need_podman()
     monkeypatch.setenv("LASTEXAM_SANDBOX", request.param)
     return request.param
 

@@ -6,13 +6,12 @@ the starter task's oracle scores 1.0 with each provider."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import COLUMN_TOTAL, ROOT, run_json, trial_dir
+from conftest import COLUMN_TOTAL, ROOT, need_podman, run_cli, run_json, trial_dir
 from lastexam.envs import manage
 from lastexam.envs.image import debian_release, image_tag
 from lastexam.paths import home_subdir
@@ -113,13 +112,7 @@ def test_the_oracle_scores_full_marks(tmp_path: Path, sandbox: str) -> None:
 def test_podman_refuses_a_run_whose_image_is_missing(tmp_path: Path) -> None:
     """Before any trial starts and before the run folder exists, naming the command that
     builds the image."""
-    from conftest import PODMAN_CASES, run_cli
-    from lastexam.sandbox.engine import detect, missing_engine
-
-    if detect() is None:
-        if os.environ.get(PODMAN_CASES) == "1":
-            pytest.fail(missing_engine())
-        pytest.skip(missing_engine())
+    need_podman(image=False)
     task = tmp_path / "column-total"
     shutil.copytree(COLUMN_TOTAL, task)
     toml = task / "task.toml"
