@@ -6,12 +6,26 @@ the starter task's oracle scores 1.0 with each provider."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import time
+import uuid
 from pathlib import Path
 
 import pytest
 
-from conftest import COLUMN_TOTAL, ROOT, need_podman, run_cli, run_json, trial_dir
+from conftest import (
+    COLUMN_TOTAL,
+    ROOT,
+    Point,
+    need_podman,
+    processes_named,
+    run_cli,
+    run_json,
+    run_watching,
+    trial_dir,
+)
 from lastexam.envs import manage
 from lastexam.envs.image import debian_release, image_tag
 from lastexam.paths import home_subdir
@@ -123,3 +137,34 @@ def test_podman_refuses_a_run_whose_image_is_missing(tmp_path: Path) -> None:
     assert "no image lastexam-env-sci:" in proc.stderr
     assert "lastexam env build-image sci" in proc.stderr
     assert not run.exists()
+
+
+def test_podman_containers_of_a_killed_harness_are_removed_by_the_next_run(tmp_path: Path) -> None:
+    """A container outlives a SIGKILLed harness (its engine holds it, unlike bwrap's
+    --die-with-parent); the next run, once the sweep has removed the dead run's work area,
+    removes the container and every process in it."""
+    need_podman()
+    marker = f"{100_000 + os.getpid()}.{uuid.uuid4().int % 10**9:09d}"
+    cmd = f"A='{marker[:4]}'; B='{marker[4:]}'; sleep \"$A$B\""  # whole only inside
+
+    def on_point(point: Point, proc: subprocess.Popen) -> None:
+        if point.phase == "agent":
+            end = time.monotonic() + 60
+            while not processes_named(marker) and time.monotonic() < end:
+                time.sleep(0.05)
+            proc.kill()
+
+    watched = run_watching(["run", COLUMN_TOTAL, "--agent", "command", "--agent-arg", f"cmd={cmd}",
+                            "--sandbox", "podman", "--out", tmp_path / "killed", "--json"],
+                           tmp_path / "watch", on_point)
+    assert watched.returncode == -9
+    assert processes_named(marker), "the container should have outlived its harness"
+    run_cli("run", COLUMN_TOTAL, "--agent", "nop", "--sandbox", "podman", "--out", tmp_path / "next")
+    assert processes_named(marker) == []
+    from lastexam.sandbox.engine import detect
+
+    engine = detect()
+    assert engine is not None
+    dead_run = watched.points[0].run_id
+    left = engine.call("ps", "-a", "--filter", f"label=lastexam.area={dead_run}", "-q")
+    assert left.returncode == 0 and left.stdout.split() == []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import resource
@@ -50,6 +51,7 @@ NPROC_CAP = 32768
 ENGINE_VARS = ("PATH", "HOME", "USER", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
                "CONTAINER_HOST", "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "DOCKER_HOST")
 TEARDOWN_S = 10.0
+BACKSTOP_S = 30.0
 NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
 LABEL = "lastexam.area"
 DEFAULT_ENVIRONMENT = "base"
@@ -143,12 +145,19 @@ class PodmanProvider(BwrapProvider):
         return self._seccomp
 
     def _remove_leftovers(self) -> None:
-        """Containers left by a killed run of this work area."""
+        """Containers of runs that are gone: this run's own (a killed run resumed) and those
+        whose work area the sweep of dead runs has removed (their harness was killed)."""
         assert self.engine is not None
-        found = self.engine.call("ps", "-a", "-q", "--filter",
-                                 f"label={LABEL}={self.etc_dir.parent.name}")
-        for cid in found.stdout.split():
-            self.engine.call("rm", "-f", cid)
+        listed = self.engine.call("ps", "-a", "--filter", f"label={LABEL}", "--format", "json")
+        try:
+            containers = json.loads(listed.stdout or "[]")
+        except ValueError:
+            return
+        work = self.etc_dir.parent.parent
+        for c in containers if isinstance(containers, list) else []:
+            area = (c.get("Labels") or {}).get(LABEL, "")
+            if area and (area == self.etc_dir.parent.name or not (work / area).exists()):
+                self.engine.call("rm", "-f", str(c.get("Id", "")))
 
     def run(self, req: SandboxRequest) -> SandboxResult:
         if self.engine is None:
@@ -209,6 +218,9 @@ class PodmanProvider(BwrapProvider):
         args += [
             "--name", cname, "--cidfile", str(cidfile), "--label",
             f"{LABEL}={self.etc_dir.parent.name}", "--pull", "never", "--init",
+            # conmon's own kill, should the harness die before the cap (bwrap's
+            # --die-with-parent); the harness stops the container itself at the cap.
+            "--timeout", str(math.ceil(limits.wall_s + BACKSTOP_S)),
             "--read-only", "--read-only-tmpfs=false", "--network", "none",
             "--hostname", "sandbox", "--ipc", "private", "--cgroupns", "private",
             "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
