@@ -302,8 +302,11 @@ class PodmanProvider(BwrapProvider):
         """Remove the container (killing what is left in it); returns how many of its
         processes are still alive after that and after SIGKILL to each, at the deadline."""
         assert self.engine is not None
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.engine.call("rm", "-f", cname, timeout=TEARDOWN_S * 3)
+        for pause in (0.0, 0.5, 2.0):  # unmounting its /dev/shm may be busy a moment
+            time.sleep(pause)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                if self.engine.call("rm", "-f", cname, timeout=TEARDOWN_S * 3).returncode == 0:
+                    break
         try:
             cid = cidfile.read_text().strip()
         except OSError:
