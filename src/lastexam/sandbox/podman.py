@@ -305,7 +305,8 @@ class PodmanProvider(BwrapProvider):
         for pause in (0.0, 0.5, 2.0):  # unmounting its /dev/shm may be busy a moment
             time.sleep(pause)
             with contextlib.suppress(subprocess.TimeoutExpired):
-                if self.engine.call("rm", "-f", cname, timeout=TEARDOWN_S * 3).returncode == 0:
+                if self.engine.call("rm", "--force", "--ignore", cname,
+                                    timeout=TEARDOWN_S * 3).returncode == 0:
                     break
         try:
             cid = cidfile.read_text().strip()
