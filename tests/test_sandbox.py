@@ -294,7 +294,7 @@ def test_memory_limit(tmp_path: Path, sandbox: str) -> None:
     trial = run_command_agent(cmd, run, task)
     log = _agent_log(run, trial)
     assert "629145600" not in log
-    assert trial["status"] in ("agent_error", "completed")
+    assert trial["status"] == "agent_error" and trial["ended_by"] == "memory"
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="memory and process limits need cgroups (root)")

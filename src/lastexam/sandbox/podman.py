@@ -21,6 +21,7 @@ import os
 import re
 import resource
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -165,10 +166,12 @@ class PodmanProvider(BwrapProvider):
         self._write_identity_files()
         image = self.image_for(environment_of(req))
         cname = "lastexam-" + NAME_CHARS.sub("_", req.name)[-200:]
-        work = self.etc_dir / "containers"
-        work.mkdir(mode=0o700, exist_ok=True)
-        cidfile, envfile = work / f"{cname}.cid", work / f"{cname}.env"
-        cidfile.unlink(missing_ok=True)
+        # The container's own folder: its id, its environment file, and conmon's working
+        # folder, where conmon writes "oom" when the kernel's OOM killer acted in it.
+        box = self.etc_dir / "containers" / cname
+        shutil.rmtree(box, ignore_errors=True)
+        box.mkdir(mode=0o700, parents=True)
+        cidfile, envfile = box / "cid", box / "env"
         in_file, by_name = _split_env(req.env)
         _write_env_file(envfile, in_file)
         fds = sorted(set(req.pass_fds))
@@ -187,7 +190,7 @@ class PodmanProvider(BwrapProvider):
                         env={**{k: os.environ[k] for k in ENGINE_VARS if k in os.environ},
                              **by_name},
                         start_new_session=True, pass_fds=tuple(fds),
-                        cwd=work,  # conmon may leave files (an "oom" marker) in it
+                        cwd=box,
                     )
             except OSError as e:
                 raise SandboxError(f"cannot start {self.engine.name}: {e}") from e
@@ -195,14 +198,15 @@ class PodmanProvider(BwrapProvider):
             state = self._state(cname)
             wall = time.monotonic() - start
             survivors = self._teardown(cname, cidfile)
+            oom = (box / "oom").exists()
         finally:
-            envfile.unlink(missing_ok=True)
+            shutil.rmtree(box, ignore_errors=True)
         if state is None or state.get("StartedAt", "").startswith("0001-"):
             if killed is None:
                 raise SandboxError(f"{self.engine.name} failed to set up the container: "
                                    f"{tail(req.stderr, 400)}")
             state = {}
-        if killed is None and state.get("OOMKilled"):
+        if killed is None and (oom or state.get("OOMKilled")):
             killed = "memory"
         exit_code = state.get("ExitCode") if killed is None else proc.returncode
         return SandboxResult(exit_code=exit_code, killed=killed, wall_s=wall, survivors=survivors)
@@ -312,8 +316,6 @@ class PodmanProvider(BwrapProvider):
             cid = cidfile.read_text().strip()
         except OSError:
             return 0
-        finally:
-            cidfile.unlink(missing_ok=True)
         end = time.monotonic() + TEARDOWN_S
         while True:
             pids = processes_of(cid)
@@ -351,9 +353,7 @@ def _runtime() -> str | None:
     """runc where cgroups are v1 or hybrid (crun, Podman's default, refuses hybrid ones)."""
     if Path("/sys/fs/cgroup/cgroup.controllers").exists():
         return None
-    from shutil import which
-
-    return "runc" if which("runc") else None
+    return "runc" if shutil.which("runc") else None
 
 
 def _bind(source: Path, target: str, writable: bool) -> str:
