@@ -121,6 +121,8 @@ def test_the_oracle_scores_full_marks(tmp_path: Path, sandbox: str) -> None:
     assert trial["status"] == "completed" and trial["score"] == 1.0, trial
     record = json.loads((trial_dir(run, trial) / "trial.json").read_text())
     assert record["repro"]["sandbox"]["provider"] == sandbox
+    if sandbox == "podman":
+        assert record["repro"]["sandbox"]["images"] == {"base": image_tag(manage.load("base", ROOT))}
 
 
 def test_podman_refuses_a_run_whose_image_is_missing(tmp_path: Path) -> None:

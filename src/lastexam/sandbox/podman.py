@@ -109,6 +109,8 @@ class PodmanProvider(BwrapProvider):
             "host_uid": self.uid if self.uid is not None else os.getuid(),
             "limits": "cgroup (engine)",
             "network": "none (loopback only)",
+            # the images checked so far: before a run, those of every environment it needs
+            "images": dict(sorted(self._tags.items())),
         }
 
     def environment_problems(self, env: Environment) -> list[str]:
