@@ -57,6 +57,47 @@ def base_env_ready() -> None:
         run_cli("env", "install", "base", timeout=1200)
 
 
+SANDBOXES = ("bwrap", "podman")
+# The podman cases: "1" (scripts/podman-tests.sh) they fail, not skip, when podman is not ready;
+# "0" (the main CI run, which leaves them to that script) they skip; unset, they run when ready.
+PODMAN_CASES = "LASTEXAM_TEST_PODMAN"
+
+
+def podman_problem(image: bool = True) -> str | None:
+    """Why the podman provider cannot run here (None: it can); `image`: the base image too."""
+    from lastexam.envs import manage
+    from lastexam.envs.image import image_tag
+    from lastexam.sandbox.engine import detect, missing_engine
+
+    engine = detect()
+    if engine is None:
+        return missing_engine()
+    tag = image_tag(manage.load("base", ROOT))
+    if image and not engine.image_exists(tag):
+        return f"no image {tag}: lastexam env build-image base"
+    return None
+
+
+def need_podman(image: bool = True) -> None:
+    """Skip (or fail, under LASTEXAM_TEST_PODMAN=1) a podman case that cannot run here."""
+    wanted = os.environ.get(PODMAN_CASES)
+    if wanted == "0":
+        pytest.skip(f"{PODMAN_CASES}=0: run by scripts/podman-tests.sh")
+    if problem := podman_problem(image):
+        if wanted == "1":
+            pytest.fail(problem)
+        pytest.skip(problem)
+
+
+@pytest.fixture(params=SANDBOXES)
+def sandbox(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test that uses it runs once per sandbox provider (`lastexam run --sandbox`)."""
+    if request.param == "podman":
+        need_podman()
+    monkeypatch.setenv("LASTEXAM_SANDBOX", request.param)
+    return request.param
+
+
 # Running the CLI with the harness's fault points on (src/lastexam/run/faults.py), to act at its
 # phases as they are reached rather than after guessed sleeps: the harness appends each phase to
 # a trace file and, when asked, waits there a moment, so a test can look at the machine (or

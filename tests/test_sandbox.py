@@ -42,7 +42,7 @@ def _section(log: str, name: str) -> str:
     return log.split(f"{name}-BEGIN\n", 1)[1].split(f"{name}-END", 1)[0]
 
 
-def test_hidden_task_parts_are_absent(tmp_path: Path) -> None:
+def test_hidden_task_parts_are_absent(tmp_path: Path, sandbox: str) -> None:
     """No file anywhere in the sandbox (all of its file system but /proc, /sys and /dev) holds
     the content of the task's reference, grader, solution or fixtures, nor its canary outside
     the instruction; nor does any file bear their names."""
@@ -90,7 +90,7 @@ def test_hidden_task_parts_are_absent(tmp_path: Path) -> None:
     assert str(ROOT) not in log and str(tmp_path) not in log
 
 
-def test_no_network_but_loopback(tmp_path: Path) -> None:
+def test_no_network_but_loopback(tmp_path: Path, sandbox: str) -> None:
     """From inside: a network namespace of its own with only `lo`, loopback working, and a
     listener this test starts on the host unreachable, both at the host's own addresses and at
     the host's 127.0.0.1 (inside, that is the sandbox's own loopback). No internet needed."""
@@ -148,7 +148,7 @@ def _host_addresses() -> list[str]:
     return found
 
 
-def test_cannot_write_outside_the_workspace(tmp_path: Path) -> None:
+def test_cannot_write_outside_the_workspace(tmp_path: Path, sandbox: str) -> None:
     cmd = (
         "for p in /usr/x /etc/x /opt/x /x /task/x /var/lib/lastexam/x; do "
         "  (echo hi > $p) 2>/dev/null && echo WROTE $p || echo denied $p; done; "
@@ -163,7 +163,7 @@ def test_cannot_write_outside_the_workspace(tmp_path: Path) -> None:
 NAMESPACES = ("user", "pid", "net", "ipc", "uts", "mnt")
 
 
-def test_runs_without_host_privileges(tmp_path: Path) -> None:
+def test_runs_without_host_privileges(tmp_path: Path, sandbox: str) -> None:
     cmd = (
         "grep CapEff /proc/self/status; id -u; "
         f"for ns in {' '.join(NAMESPACES)}; do echo NS $ns $(readlink /proc/self/ns/$ns); done; "
@@ -193,7 +193,7 @@ IO_URING = (
 )
 
 
-def test_io_uring_is_refused(tmp_path: Path) -> None:
+def test_io_uring_is_refused(tmp_path: Path, sandbox: str) -> None:
     """An io_uring could fallocate out of the seccomp filter's sight (IORING_OP_FALLOCATE)."""
     run = tmp_path / "run"
     log = _agent_log(run, run_command_agent(f"python3 -c {shlex.quote(IO_URING)}", run))
@@ -202,13 +202,14 @@ def test_io_uring_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the uid switch happens when the harness is root")
 def test_files_written_in_the_sandbox_belong_to_a_dedicated_host_uid(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str
 ) -> None:
     """The sandbox's host uid is no account's and no other process's (not `nobody`)."""
     import pwd
 
+    from lastexam.run.session import make_provider
     from lastexam.sandbox.base import Mount, SandboxLimits, SandboxRequest
-    from lastexam.sandbox.bwrap import DEFAULT_HOST_UID, BwrapProvider, uid_in_use
+    from lastexam.sandbox.bwrap import DEFAULT_HOST_UID, uid_in_use
 
     monkeypatch.delenv("LASTEXAM_SANDBOX_UID", raising=False)
     area = lastexam_home() / "work" / f"uidtest-{os.getpid()}"
@@ -216,7 +217,7 @@ def test_files_written_in_the_sandbox_belong_to_a_dedicated_host_uid(
     out.mkdir(parents=True)
     area.chmod(0o711)
     try:
-        provider = BwrapProvider(area / "etc")
+        provider = make_provider(sandbox, area / "etc")
         assert provider.uid == DEFAULT_HOST_UID and provider.preflight() == []
         os.chown(out, provider.uid, provider.uid)
         result = provider.run(SandboxRequest(
@@ -233,7 +234,7 @@ def test_files_written_in_the_sandbox_belong_to_a_dedicated_host_uid(
         assert uid_in_use(owner) is None
         # A uid that an account holds is refused before any sandbox runs as it.
         monkeypatch.setenv("LASTEXAM_SANDBOX_UID", "65534")
-        problems = BwrapProvider(area / "etc").preflight()
+        problems = make_provider(sandbox, area / "etc").preflight()
         assert len(problems) == 1 and "65534 is used by the account" in problems[0]
     finally:
         shutil.rmtree(area, ignore_errors=True)
@@ -263,7 +264,7 @@ def _run_watching_survivors(tmp_path: Path, cmd: str, marker: str, timeout: str)
     return json.loads(watched.stdout)["trials"][0], at_collect
 
 
-def test_time_cap_kills_every_process(tmp_path: Path) -> None:
+def test_time_cap_kills_every_process(tmp_path: Path, sandbox: str) -> None:
     marker, setup = _split_marker()
     cmd = (
         setup + 'sleep "$M" & '
@@ -286,18 +287,18 @@ def _cmdline(pid: str) -> bytes:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="memory and process limits need cgroups (root)")
-def test_memory_limit(tmp_path: Path) -> None:
+def test_memory_limit(tmp_path: Path, sandbox: str) -> None:
     task = _with_limits(tmp_path, "memory_mb = 128")
     cmd = "python3 -c 'x = bytearray(600 * 1024 * 1024); print(len(x))'; echo after"
     run = tmp_path / "run"
     trial = run_command_agent(cmd, run, task)
     log = _agent_log(run, trial)
     assert "629145600" not in log
-    assert trial["status"] in ("agent_error", "completed")
+    assert trial["status"] == "agent_error" and trial["ended_by"] == "memory"
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="memory and process limits need cgroups (root)")
-def test_process_limit(tmp_path: Path) -> None:
+def test_process_limit(tmp_path: Path, sandbox: str) -> None:
     task = _with_limits(tmp_path, "max_processes = 32")
     cmd = (
         "python3 - <<'EOF'\n"
@@ -320,7 +321,7 @@ def test_process_limit(tmp_path: Path) -> None:
     assert 10 < forked < 32
 
 
-def test_output_size_cap(tmp_path: Path) -> None:
+def test_output_size_cap(tmp_path: Path, sandbox: str) -> None:
     task = _with_limits(tmp_path, "output_mb = 5")
     cmd = "head -c 200000000 /dev/zero > /task/output/big; sleep 30"
     run = tmp_path / "run"
@@ -343,7 +344,7 @@ def _with_limits(tmp_path: Path, line: str) -> Path:
     return task
 
 
-def test_background_processes_end_with_the_agent(tmp_path: Path) -> None:
+def test_background_processes_end_with_the_agent(tmp_path: Path, sandbox: str) -> None:
     """When the agent's own process exits, what it left running is killed: the trial does not
     wait for it (nor for the exec-log tracer) until the time cap."""
     marker, setup = _split_marker()

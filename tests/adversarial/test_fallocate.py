@@ -25,7 +25,7 @@ echo '{"total": 1, "count": 1}' > /task/output/result.json
 """
 
 
-def test_fallocate_cannot_outrun_the_write_cap(tmp_path: Path) -> None:
+def test_fallocate_cannot_outrun_the_write_cap(tmp_path: Path, sandbox: str) -> None:
     tasks = tmp_path / "tasks" / "other"
     tasks.mkdir(parents=True)
     make_task(tasks, "fallocate-flood", "column-total", ATTACK)

@@ -86,6 +86,23 @@ def check(
     raise typer.Exit(1 if failed else 0)
 
 
+@app.command("build-image")
+def build_image(
+    names: Annotated[list[str] | None, typer.Argument(help="Environment names.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every environment of the project.")] = False,
+    force: Annotated[bool, typer.Option(help="Rebuild even if the image's tag exists.")] = False,
+) -> None:
+    """Build the container image of `--sandbox podman` (debootstrap + the environment's Debian
+    packages, imported locally; no registry); skipped while its tag exists."""
+    from lastexam.cli.output import err
+    from lastexam.envs.image import build_image as build
+
+    for env in _select(names, all_):
+        with err.status(f"building the image of {env.name}"):
+            tag = build(env, log=lambda msg: err.print(f"  {msg}"), force=force)
+        err.print(f"[green]{env.name}[/green]: {tag}")
+
+
 @app.command("list")
 def list_envs() -> None:
     """The environments of the project and what they hold."""

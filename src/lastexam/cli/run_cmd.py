@@ -56,6 +56,11 @@ def run(
         typer.Option(help="age key file opening the sealed pools among the task paths "
                           "(default: $LASTEXAM_IDENTITY)."),
     ] = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(envvar="LASTEXAM_SANDBOX",
+                     help="Sandbox provider: bwrap (default) or podman (docs/sandbox.md)."),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/<run-id>).")] = None,
     resume: Annotated[bool, typer.Option(help="Finish the run in --out, skipping recorded trials.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
@@ -94,6 +99,8 @@ def run(
         config = config.model_copy(update={"desktop": True})
     if probe_model:
         config = config.model_copy(update={"probe_model": probe_model})
+    if sandbox and not resume:
+        config = config.model_copy(update={"sandbox": sandbox})
     progress = _progress_bar(err, enabled=err.is_terminal or not json_out)
     with progress:
         bar = progress.add_task("trials", total=None)

@@ -56,10 +56,11 @@ class Environment:
         except (OSError, ValueError):
             return {}
 
-    def missing(self) -> list[str]:
-        """What is not installed yet; empty when the environment is ready."""
+    def missing(self, system: bool = True) -> list[str]:
+        """What is not installed yet; empty when the environment is ready. `system=False`:
+        the venv only (the Debian packages come from elsewhere, a container image)."""
         problems = []
-        absent = missing_apt(self.spec.apt)
+        absent = missing_apt(self.spec.apt) if system else []
         if absent:
             problems.append(f"Debian packages not installed: {' '.join(absent)}")
         if not (self.venv / MARKER).is_file():

@@ -101,7 +101,7 @@ def check_ready(plans: list[TrialPlan], provider: SandboxProvider, probe_model: 
         if absent:
             problems.append(f"task {task.path}: missing {', '.join(absent)}")
     for env in {id(p.env): p.env for p in plans}.values():
-        missing = env.missing()
+        missing = provider.environment_problems(env)
         if missing:
             problems.append(
                 f"environment {env.name!r}: {'; '.join(missing)}\n"

@@ -34,9 +34,16 @@ def new_run_id(agent: str) -> str:
     return f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{label}-{secrets.token_hex(2)}"
 
 
-def make_provider(name: str, etc_dir: Path) -> BwrapProvider:
+PROVIDERS = ("bwrap", "podman")
+
+
+def make_provider(name: str, etc_dir: Path) -> SandboxProvider:
+    if name == "podman":
+        from lastexam.sandbox.podman import PodmanProvider
+
+        return PodmanProvider(etc_dir)
     if name != "bwrap":
-        raise LastexamError(f"unknown sandbox provider {name!r} (known: bwrap)")
+        raise LastexamError(f"unknown sandbox provider {name!r} (known: {', '.join(PROVIDERS)})")
     return BwrapProvider(etc_dir)
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from lastexam.envs.manage import Environment
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,10 @@ class SandboxProvider(Protocol):
 
     def settings(self) -> dict[str, object]:
         """What a result depends on: isolation and limit mechanisms, versions."""
+        ...
+
+    def environment_problems(self, env: Environment) -> list[str]:
+        """What stops this provider's sandboxes from running in the environment."""
         ...
 
     def run(self, request: SandboxRequest) -> SandboxResult: ...

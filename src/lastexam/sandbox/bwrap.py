@@ -26,12 +26,16 @@ import threading
 import time
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lastexam.errors import LastexamError
 from lastexam.sandbox import cgroups
 from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
 from lastexam.sandbox.seccomp import filter_fd
 from lastexam.untrusted import tail
+
+if TYPE_CHECKING:
+    from lastexam.envs.manage import Environment
 
 SANDBOX_UID = 1000  # the uid and gid seen inside
 SANDBOX_USER = "agent"
@@ -140,6 +144,9 @@ class BwrapProvider:
             "limits": f"cgroup v{cg.version}" if cg else "rlimits (no writable cgroup)",
             "network": "none (loopback only)",
         }
+
+    def environment_problems(self, env: Environment) -> list[str]:
+        return env.missing()  # the host's Debian packages and the venv
 
     def _write_identity_files(self) -> None:
         with self._lock:
