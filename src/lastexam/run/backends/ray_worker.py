@@ -11,6 +11,7 @@ import contextlib
 import io
 import os
 import tarfile
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
@@ -60,9 +61,14 @@ class NodeSession:
                plan.model.text if plan.model else "")
         if key in self.checked:
             return []
-        problems = machine_problems(MachineNeeds.of([plan]), self.provider)
-        if not problems:
-            self.checked.add(key)
+        for pause in (0.2, 0.5, 0):
+            problems = machine_problems(MachineNeeds.of([plan]), self.provider)
+            if not problems:
+                self.checked.add(key)
+                break
+            # The sandbox preflight sees the node's other workers forking their sandboxes (a
+            # child runs as the sandbox uid before it execs): such a sighting passes.
+            time.sleep(pause)
         return problems
 
     def gateway_for(self, plan: TrialPlan) -> None:
