@@ -25,7 +25,6 @@ except ImportError:
                 allow_module_level=True)
 
 from conftest import COLUMN_TOTAL, ROOT, TEST_TASKS, run_cli, run_json, run_watching
-
 from lastexam.errors import LastexamError
 from lastexam.paths import lastexam_home
 from lastexam.run.leftovers import sweep_dead_runs
