@@ -180,3 +180,25 @@ def test_a_local_run_resumed_on_the_cluster_records_each_trial_once(fleet: Fleet
         store.close()
     assert nodes[next(iter(first))] == ""
     assert {nodes[i] for i in ids if i not in first} <= {n.node_id for n in fleet.workers}
+
+
+def test_model_trials_keep_their_own_budget_on_the_nodes_gateways(fleet: Fleet, tmp_path: Path) -> None:
+    script = tmp_path / "priced.yaml"
+    script.write_text("""
+price_as: claude-sonnet-4-5
+turns:
+  - shell: echo one
+    usage: {input_tokens: 100000, output_tokens: 10000}
+  - shell: echo two
+    usage: {input_tokens: 100000, output_tokens: 10000}
+  - text: Done.
+""")
+    outcome = execute(RunConfig(task_paths=[str(COLUMN_TOTAL)], agent="lastexam-agent",
+                                model=f"scripted:{script}", max_cost_usd=0.5, attempts=3,
+                                backend="ray"), tmp_path / "run")
+    assert len(outcome.trials) == 3
+    for t in outcome.trials:  # $0.45 a call: each trial's second call crosses its own $0.50
+        assert t.status == "budget_exhausted" and t.gateway is not None
+        assert t.gateway.model_calls == 2 and t.gateway.refused_calls == 1
+        assert t.gateway.cost_usd == pytest.approx(0.9)
+        assert (outcome.run_dir / "trials" / t.trial_id / "gateway.jsonl").is_file()
