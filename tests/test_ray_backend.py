@@ -202,3 +202,17 @@ turns:
         assert t.gateway.model_calls == 2 and t.gateway.refused_calls == 1
         assert t.gateway.cost_usd == pytest.approx(0.9)
         assert (outcome.run_dir / "trials" / t.trial_id / "gateway.jsonl").is_file()
+
+
+def test_an_experiment_file_chooses_the_backend(tmp_path: Path) -> None:
+    from lastexam.run.experiment import experiment_config, load_experiment
+
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(f"tasks: [{COLUMN_TOTAL}]\nagents: [{{name: oracle}}]\n"
+                   "backend: ray\nray_address: head:6379\n")
+    config = experiment_config(exp, load_experiment(exp), {"oracle": False})
+    assert (config.backend, config.ray_address) == ("ray", "head:6379")
+    exp.write_text(f"tasks: [{COLUMN_TOTAL}]\nagents: [{{name: oracle}}]\nbackend: slurm\n")
+    with pytest.raises(LastexamError, match="backend") as e:
+        load_experiment(exp)
+    assert str(exp) in str(e.value)
