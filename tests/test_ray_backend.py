@@ -216,3 +216,23 @@ def test_an_experiment_file_chooses_the_backend(tmp_path: Path) -> None:
     with pytest.raises(LastexamError, match="backend") as e:
         load_experiment(exp)
     assert str(exp) in str(e.value)
+
+
+def test_a_trial_whose_every_worker_dies_is_recorded_once_as_infra_error(
+        fleet: Fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lastexam.run.backends import ray_backend
+
+    def crash(job: Any, archive: bytes) -> None:
+        os._exit(1)  # the worker process dies, as on a lost node
+
+    crashing, real = ray.remote(crash), ray_backend._remote
+    monkeypatch.setattr(ray_backend, "_remote", lambda name: crashing if name == "run_trial" else real(name))
+    outcome = execute(RunConfig(task_paths=[str(COLUMN_TOTAL)], agent="oracle", backend="ray",
+                                max_retries=1), tmp_path / "run")
+    [trial] = outcome.trials
+    assert (trial.status, trial.score, trial.ended_by) == ("infra_error", None, "not_started")
+    assert trial.policy is not None and not trial.policy.counts
+    assert trial.policy.kind == "node_lost" and trial.policy.retries == 1
+    assert [e.kind for e in trial.policy.earlier] == ["node_lost"]
+    assert "WorkerCrashedError" in (trial.error or "")
+    assert files(outcome.run_dir, trial.trial_id) == {"trial.json"}

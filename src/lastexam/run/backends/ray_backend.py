@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from lastexam import __version__
 from lastexam.errors import LastexamError
 from lastexam.run.backends.ray_models import TrialResources, WorkerJob, WorkerResult
 from lastexam.run.backends.ray_worker import pack, unpack
@@ -22,11 +23,11 @@ from lastexam.run.policy import POLICY, RunAborted
 from lastexam.run.probing import Prober
 from lastexam.run.readiness import MachineNeeds, plan_problems, refuse
 from lastexam.run.record import publish_trial
-from lastexam.run.session import RunSession
+from lastexam.run.session import RunSession, git_commit
 from lastexam.run.trial import TrialPlan
 from lastexam.sandbox.base import SandboxProvider
 from lastexam.store.db import now_iso
-from lastexam.store.models import EarlierTry, PolicyDecision, RunConfig, TrialRecord
+from lastexam.store.models import EarlierTry, PolicyDecision, Repro, RunConfig, TrialRecord
 
 RAY_EXTRA = "pip install 'lastexam[ray]'"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours the tracebacks it forwards
@@ -162,9 +163,10 @@ class RayBackend:
             subdomain=plan.task.spec.subdomain, tier=plan.task.spec.tier, status=policy.status,
             score=None, full_pass=False, ended_by="not_started", run_error=error,
             started_at=sub.started_at, finished_at=now_iso(),
-            repro=session.repro().model_copy(update={
-                "environment": plan.env.name, "agent": plan.agent.name, "model": plan.key.model,
-                "timeout_s": plan.timeout_s}),
+            # No node ran it to an end: the harness's part only (the driver may have no sandbox).
+            repro=Repro(harness_version=__version__, git_commit=git_commit(),
+                        environment=plan.env.name, agent=plan.agent.name, model=plan.key.model,
+                        timeout_s=plan.timeout_s),
             policy=PolicyDecision(kind=kind, counts=policy.counts, retries=len(sub.earlier),
                                   earlier=sub.earlier),
         )
