@@ -95,10 +95,15 @@ def _node_session(job: WorkerJob) -> NodeSession:
         _session = None
     stack = contextlib.ExitStack()
     name = f"{job.run_id}.{node_id()[:8]}.{os.getpid()}"
-    area, provider = stack.enter_context(claimed_area(name, job.sandbox, lambda _: None))
-    area.prepare()
-    repro = Repro(harness_version=__version__, git_commit=git_commit(),
-                  sandbox=provider.settings(), host=host_facts(node=node_id()))
+    try:
+        area, provider = stack.enter_context(claimed_area(name, job.sandbox, lambda _: None))
+        area.prepare()
+        repro = Repro(harness_version=__version__, git_commit=git_commit(),
+                      sandbox=provider.settings(), host=host_facts(node=node_id()))
+    except BaseException:
+        stack.close()
+        raise
+    # Its decide() only: the driver records the trial, so it has no run folder or store here.
     runner = TrialRunner(run_id=name, run_dir=Path("/nonexistent"), store=None,  # type: ignore[arg-type]
                          provider=provider, area=area, repro=repro, max_retries=job.max_retries)
     _session = NodeSession(job.run_id, job.sandbox, area, provider, runner, stack)
