@@ -27,5 +27,6 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 extras=""
 # [interop]: Inspect AI, for the interop tests (tests/interop; Harbor has a venv of its own).
-[[ "${1:-}" == "--test" ]] && extras="[test,interop]"
+# [ray]: Ray, for tests/test_ray_backend.py.
+[[ "${1:-}" == "--test" ]] && extras="[test,interop,ray]"
 .venv/bin/pip install -q --disable-pip-version-check -e ".${extras}"

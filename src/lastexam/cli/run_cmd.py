@@ -61,6 +61,14 @@ def run(
         typer.Option(envvar="LASTEXAM_SANDBOX",
                      help="Sandbox provider: bwrap (default) or podman (docs/sandbox.md)."),
     ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(help="Where trials run: local (this machine, default) or ray (a Ray cluster; "
+                          "docs/scale.md). May change on --resume."),
+    ] = None,
+    ray_address: Annotated[
+        str | None, typer.Option(help="The Ray cluster's address (default: $RAY_ADDRESS).")
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/<run-id>).")] = None,
     resume: Annotated[bool, typer.Option(help="Finish the run in --out, skipping recorded trials.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
@@ -101,6 +109,11 @@ def run(
         config = config.model_copy(update={"probe_model": probe_model})
     if sandbox and not resume:
         config = config.model_copy(update={"sandbox": sandbox})
+    if backend is not None and backend not in ("local", "ray"):
+        raise typer.BadParameter(f"{backend!r} is not local or ray", param_hint="--backend")
+    where = {k: v for k, v in (("backend", backend), ("ray_address", ray_address)) if v is not None}
+    if where:
+        config = config.model_copy(update=where)
     progress = _progress_bar(err, enabled=err.is_terminal or not json_out)
     with progress:
         bar = progress.add_task("trials", total=None)

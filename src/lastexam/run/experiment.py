@@ -16,6 +16,8 @@
         budget: {max_tokens: 5000000}  # overrides the agent's and the experiment's
     exclude:
       - {agent: codex, model: anthropic:claude-sonnet-4-5}
+    backend: ray                     # optional: local (default) or ray (docs/scale.md)
+    ray_address: ray://head:10001    # optional: the Ray cluster (default: $RAY_ADDRESS)
 
 Agents that need no model (oracle, nop, command) run once each, without a model. Flags on
 the command line override the file; unknown keys are errors.
@@ -24,6 +26,7 @@ the command line override the file; unknown keys are errors.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -80,6 +83,8 @@ class Experiment(_Strict):
     agents: list[AgentEntry] = Field(min_length=1)
     models: list[ModelEntry] = []
     exclude: list[Pair] = []
+    backend: Literal["local", "ray"] = "local"
+    ray_address: str = ""
 
 
 def load_experiment(path: Path) -> Experiment:
@@ -114,6 +119,8 @@ def experiment_config(path: Path, exp: Experiment, needs_model: dict[str, bool])
         timeout_s=exp.timeout_s,
         cells=cells,
         experiment=exp.name or path.stem,
+        backend=exp.backend,
+        ray_address=exp.ray_address,
     )
 
 

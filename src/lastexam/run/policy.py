@@ -47,6 +47,8 @@ POLICY: dict[str, Policy] = {
     "staging_failed": Policy("infra_error", 2, 1.0, grade=False, counts=False),
     "task_missing": Policy("infra_error", 0, 0.0, grade=False, counts=False),
     "harness_error": Policy("infra_error", 1, 1.0, grade=False, counts=False),
+    # --backend ray: the node or the worker process running the trial died (run/backends/)
+    "node_lost": Policy("infra_error", 2, 0.0, grade=False, counts=False),
     "disk_full": Policy("infra_error", 0, 0.0, grade=False, counts=False, abort_run=True),
     # a sealed task's bundle cannot be opened (altered, truncated, wrong key): the operator's
     # to fix, and every trial of the task would fail the same way

@@ -58,7 +58,7 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def host_facts() -> HostFacts:
+def host_facts(node: str = "") -> HostFacts:
     mem = None
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -68,7 +68,7 @@ def host_facts() -> HostFacts:
         pass
     return HostFacts(
         cpus=os.cpu_count(), memory_bytes=mem, kernel=platform.release(),
-        machine=platform.machine(), python=platform.python_version(),
+        machine=platform.machine(), python=platform.python_version(), node=node,
     )
 
 
@@ -106,6 +106,29 @@ class RunSession:
 
 
 @contextmanager
+def claimed_area(
+    name: str, sandbox: str, ready: Callable[[SandboxProvider], None] = check_sandbox,
+) -> Iterator[tuple[RunWorkArea, SandboxProvider]]:
+    """Claim the work area `name` (removing what killed runs left), and a sandbox provider
+    that `ready` accepts (it raises when not). On exit the area is removed and released."""
+    area = RunWorkArea.for_run(name)
+    claim = None
+    try:
+        claim = claim_run(area)
+        sweep_dead_runs(area.root.parent, skip=name)
+        # A killed run's leftovers (sandboxes, cgroups, workspaces, task copies) are not reused.
+        remove_leftovers(area)
+        provider = make_provider(sandbox, area.etc)
+        point("preflight", name)
+        ready(provider)
+        yield area, provider
+    finally:
+        if claim is not None:
+            area.remove()
+            claim.release()
+
+
+@contextmanager
 def open_run(
     run_id: str,
     run_dir: Path,
@@ -120,29 +143,18 @@ def open_run(
     a new run in `run_dir` when `create` is given, else the run stored in `run_dir`. Nothing
     is written to `run_dir` before `ready` passes. On exit the store is closed and the work
     area removed."""
-    area = RunWorkArea.for_run(run_id)
-    claim = None
     if store is None and create is None:
         store = Store(run_dir)  # before anything else: a folder that holds no run is refused
     try:
-        claim = claim_run(area)
-        sweep_dead_runs(area.root.parent, skip=run_id)
-        # A killed run's leftovers (sandboxes, cgroups, workspaces, task copies) are not reused.
-        remove_leftovers(area)
-        provider = make_provider(sandbox, area.etc)
-        point("preflight", run_id)
-        ready(provider)
-        if store is None and create is not None:
-            point("create", run_id)
-            store = _create_run(run_dir, run_id, create)
-        area.prepare()
-        yield RunSession(run_id, run_dir, area, provider, store)
+        with claimed_area(run_id, sandbox, ready) as (area, provider):
+            if store is None and create is not None:
+                point("create", run_id)
+                store = _create_run(run_dir, run_id, create)
+            area.prepare()
+            yield RunSession(run_id, run_dir, area, provider, store)
     finally:
         if store is not None:
             store.close()
-        if claim is not None:
-            area.remove()
-            claim.release()
 
 
 def _create_run(run_dir: Path, run_id: str, config: RunConfig) -> Store:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import sqlite3
 import time
 import traceback
 from collections.abc import Callable
@@ -21,13 +19,14 @@ from lastexam.envs.manage import Environment
 from lastexam.gateway.models import Budget, SessionSummary
 from lastexam.gateway.providers import ModelSpec
 from lastexam.gateway.server import Gateway
-from lastexam.layout import AgentSandbox, RunPaths
+from lastexam.layout import AgentSandbox
 from lastexam.run.collect import inputs_state, snapshot_output
 from lastexam.run.faults import point
 from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.model_access import ModelAccess, open_access, save_trajectory
-from lastexam.run.policy import POLICY, RunAborted, agent_kind, disk_full, infra_kind
+from lastexam.run.policy import POLICY, RunAborted, agent_kind, infra_kind
 from lastexam.run.probing import Prober
+from lastexam.run.record import publish_trial
 from lastexam.run.recorded_probes import RecordedProbes
 from lastexam.run.workspace import RunWorkArea, TrialWorkspace
 from lastexam.sandbox.base import (
@@ -37,7 +36,6 @@ from lastexam.sandbox.base import (
     SandboxRequest,
 )
 from lastexam.store.db import Store, now_iso
-from lastexam.store.files import write_trial_file
 from lastexam.store.models import (
     EarlierTry,
     ExecUsage,
@@ -94,7 +92,23 @@ class TrialRunner:
     def run(self, plan: TrialPlan) -> TrialRecord:
         """Run the trial, retrying infrastructure failures as the error policy says, then
         record it (artifacts first, then the store: the commit point)."""
-        earlier: list[EarlierTry] = []
+        record = self.decide(plan)
+        ws = self.area.trial(record.trial_id)
+        try:
+            publish_trial(self.run_dir, self.store, record,
+                          lambda folder: shutil.move(self.collected(ws, plan.task, record), folder))
+        except RunAborted:
+            ws.remove()
+            raise
+        point("cleanup", self.run_id, record.trial_id)
+        ws.remove()
+        return record
+
+    def decide(self, plan: TrialPlan, earlier: list[EarlierTry] | None = None) -> TrialRecord:
+        """Try the trial until the error policy stops retrying; the record carries the
+        policy's decision, its files are in the workspace's trial folder (collected()).
+        `earlier`: tries already made elsewhere (a lost node), counted against the cap."""
+        earlier = list(earlier or [])
         while True:
             record, kind = self._attempt(plan)
             policy = POLICY[kind]
@@ -109,23 +123,6 @@ class TrialRunner:
             time.sleep(policy.backoff_s * 2 ** (len(earlier) - 1))
         record.policy = PolicyDecision(kind=kind, counts=policy.counts, retries=len(earlier),
                                        earlier=earlier)
-        ws = self.area.trial(record.trial_id)
-        started = time.monotonic()
-        point("record", self.run_id, record.trial_id)
-        try:
-            self._save_artifacts(ws, plan.task, record, started)
-            point("commit", self.run_id, record.trial_id)
-            self.store.record_trial(record)
-        except (OSError, sqlite3.Error) as e:
-            if not disk_full(e):
-                raise
-            run = RunPaths(self.run_dir)  # not recorded: not kept
-            for folder in (run.staging(record.trial_id), run.trial(record.trial_id).root):
-                remove_tree(folder)
-            ws.remove()
-            raise RunAborted(f"the results disk is full ({e})") from None
-        point("cleanup", self.run_id, record.trial_id)
-        ws.remove()
         return record
 
     def _attempt(self, plan: TrialPlan) -> tuple[TrialRecord, str]:
@@ -375,16 +372,11 @@ class TrialRunner:
             self.fingerprints[env.name] = fingerprint(env)
         return self.fingerprints[env.name]
 
-    def _save_artifacts(self, ws: TrialWorkspace, task: Task, record: TrialRecord,
-                        started: float) -> None:
-        """Move the trial's folder into the run directory under a temporary name, then rename:
-        a trial folder either is complete or does not exist. trial.json is written last, from
-        the record exactly as the store will hold it (a sealed task's: files sealed, rubric
-        redacted, pool/artifacts.py)."""
-        run = RunPaths(self.run_dir)
-        tmp, final = run.staging(record.trial_id), run.trial(record.trial_id).root
-        remove_tree(tmp)
-        remove_tree(final)
+    @staticmethod
+    def collected(ws: TrialWorkspace, task: Task, record: TrialRecord) -> Path:
+        """The trial's folder in its workspace, with the grading's result and logs moved in:
+        what is recorded (layout.py's TrialPaths). A sealed task's folder is sealed and its
+        record redacted here (pool/artifacts.py)."""
         ws.trial.root.mkdir(parents=True, exist_ok=True)  # absent when staging failed
         grader = ws.trial.grader
         if (ws.grade / "result").exists():
@@ -397,8 +389,4 @@ class TrialRunner:
             from lastexam.pool.artifacts import seal_trial
 
             seal_trial(ws.trial.root, record, task.recipients)
-        run.trials.mkdir(parents=True, exist_ok=True)
-        shutil.move(ws.trial.root, tmp)
-        record.timings.record = round(time.monotonic() - started, 4)
-        write_trial_file(tmp, record)
-        os.replace(tmp, final)
+        return ws.trial.root

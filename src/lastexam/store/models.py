@@ -142,6 +142,7 @@ class HostFacts(BaseModel):
     kernel: str = ""
     machine: str = ""
     python: str = ""
+    node: str = ""  # the Ray node that ran the trial (--backend ray); empty: the local machine
 
 
 class Repro(BaseModel):
@@ -237,6 +238,9 @@ class RunConfig(BaseModel):
     concurrency: int = 1
     timeout_s: int | None = None  # overrides each task's timeout_s when set
     sandbox: str = "bwrap"
+    # Where trials run: this machine, or a Ray cluster (run/backends/). Either may finish a run.
+    backend: Literal["local", "ray"] = "local"
+    ray_address: str = ""  # the cluster (ray.init's address); empty: $RAY_ADDRESS or a local Ray
     max_cost_usd: float | None = Field(None, gt=0)  # per trial, enforced by the gateway
     max_tokens: int | None = Field(None, gt=0)  # per trial, enforced by the gateway
     max_retries: int = Field(2, ge=0, le=10)  # cap on the error policy's retries per trial

@@ -25,6 +25,7 @@ class Limits(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     memory_mb: int = Field(4096, ge=64, le=65536)
+    cpus: int = Field(1, ge=1, le=256)  # what a trial asks a cluster's scheduler for (--backend ray)
     max_processes: int = Field(512, ge=8, le=65536)
     output_mb: int = Field(1024, ge=1, le=65536)
     grader_timeout_s: int = Field(600, ge=5, le=3600)
