@@ -18,6 +18,7 @@ from lastexam.grading.rubric import Check, full_pass_of, score_of
 from lastexam.layout import GRADER_STDERR, GRADER_STDOUT, GradingSandbox
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import Mount, SandboxLimits, SandboxProvider, SandboxRequest
+from lastexam.sandbox.warm import for_grading
 from lastexam.store.db import now_iso
 from lastexam.store.models import CheckResult, GradeRecord
 from lastexam.task.load import Task
@@ -152,7 +153,8 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
     started = time.monotonic()
     reader = _ChannelReader(channel_r)
     try:
-        result = provider.run(sreq)
+        warm = for_grading(provider, area.root, req.env.name, sreq, area.lib, GradingSandbox.LIB)
+        result = (warm or provider).run(sreq)
     finally:
         os.close(channel_w)  # with the sandbox gone, the reader now sees the end
         raw, overflow = reader.finish()

@@ -1,0 +1,252 @@
+"""Warm grading workers: the host side of warm_worker.py.
+
+A grading's sandbox, without a fresh bwrap and a fresh Python per trial: one worker per run
+and environment (the grading library imported) forks a process per grading that gets the
+same isolation as a bwrap sandbox (new user, pid, network, ipc and uts namespaces, a root
+holding only the system read-only and the grading's own mounts, no capabilities, no nested
+user namespaces, the seccomp filter) in a cgroup of its own made here, with the same limits
+and supervision: wall time, memory, processes, the write quota, every process killed at the
+end. Used when the sandbox provider is bwrap running as root with cgroups (the normal case);
+otherwise `for_grading` returns None and each grading starts a fresh sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from lastexam.sandbox import bwrap
+from lastexam.sandbox.base import SandboxError, SandboxRequest, SandboxResult
+from lastexam.sandbox.seccomp import fallocate_filter
+
+WORKER_SOURCE = Path(__file__).with_name("warm_worker.py")
+HARNESS = "lastexam/grading/harness.py"
+
+
+class WarmWorker:
+    """One worker process and the socket it takes jobs on."""
+
+    def __init__(self, provider: bwrap.BwrapProvider, folder: Path, env: dict[str, str],
+                 lib_host: Path, lib: str):
+        self.provider = provider
+        self.folder = folder  # the worker's script, its log and the mount point of its jobs' roots
+        self.env = env
+        self.lib_host, self.lib = lib_host, lib
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+
+    def _spec(self) -> dict[str, object]:
+        system: list[tuple[str, str | None]] = [("/usr", None)]
+        for d in bwrap.SYSTEM_DIRS:
+            host = Path("/") / d
+            if host.is_symlink():
+                system.append((f"/{d}", os.readlink(host)))
+            elif host.is_dir():
+                system.append((f"/{d}", None))
+        system.append(("/etc", None))
+        etc = self.provider.etc_dir
+        return {
+            "uid": bwrap.SANDBOX_UID,
+            "root": str(self.folder / "root"),
+            "system": system,
+            "etc_files": [(str(etc / name), f"/etc/{name}") for name in bwrap.ETC_FILES],
+            "seccomp": (fallocate_filter() or b"").hex(),
+            "lib_host": str(self.lib_host), "lib": self.lib,
+        }
+
+    def _start(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.chmod(0o755)
+        (self.folder / "root").mkdir(exist_ok=True)
+        script = self.folder / "warm_worker.py"
+        shutil.copyfile(WORKER_SOURCE, script)
+        script.chmod(0o644)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        path = self.env["PATH"]
+        python = shutil.which("python3", path=path) or "/usr/bin/python3"
+        pythonpath = self.env.get("PYTHONPATH", "").replace(self.lib, str(self.lib_host), 1)
+        uid = self.provider.uid
+        assert uid is not None
+        with open(self.folder / "worker.log", "ab") as log:
+            self._proc = subprocess.Popen(
+                [python, "-S", "-B", str(script), str(theirs.fileno()), json.dumps(self._spec())],
+                env={**self.env, "PYTHONPATH": pythonpath}, pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=log,
+                user=uid, group=uid, extra_groups=[], start_new_session=True, cwd="/",
+            )
+        theirs.close()
+        self._sock = ours
+
+    def send(self, header: dict[str, object], fds: list[int]) -> None:
+        """Hand a job to the worker, starting it (again) when it is not running."""
+        message = json.dumps(header).encode()
+        with self._lock:
+            for attempt in (1, 2):
+                if self._proc is None or self._proc.poll() is not None:
+                    self.close()
+                    self._start()
+                assert self._sock is not None
+                try:
+                    socket.send_fds(self._sock, [message], fds)
+                    return
+                except OSError as e:
+                    if attempt == 2:
+                        raise SandboxError(f"the warm grading worker does not take jobs: {e}") from e
+                    self.close()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()  # the worker leaves when its socket ends
+            self._sock = None
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+    def run(self, req: SandboxRequest) -> SandboxResult:
+        """Run the grading harness of `req` (an argv that runs HARNESS) in a warm sandbox."""
+        limits = req.limits
+        cgroups = self.provider.cgroups
+        assert cgroups is not None
+        try:
+            cg = cgroups.create(req.name, limits.memory_mb * 1024 * 1024, limits.max_processes)
+        except OSError as e:
+            raise SandboxError(f"cannot create cgroup {req.name}: {e}") from e
+        status_r, status_w = os.pipe()
+        fds = [status_w]
+        try:
+            fds = [os.open(req.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+                   os.open(req.stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), status_w]
+            fds += [os.open(f, os.O_WRONLY) for f in cg.procs_files]
+            header = {
+                "mounts": [(str(m.source), m.target, m.writable) for m in req.mounts],
+                "env": req.env, "cwd": req.cwd, "argv": req.argv[-2:],
+                "fsize": limits.watch_bytes, "tmp_bytes": limits.tmp_mb * 1024 * 1024,
+                "cgroups": len(cg.procs_files), "pass_fds": list(req.pass_fds),
+            }
+            start = time.monotonic()
+            self.send(header, fds + list(req.pass_fds))
+        except BaseException:
+            os.close(status_r)
+            cg.kill_all()
+            cg.remove()
+            raise
+        finally:
+            for fd in fds:
+                os.close(fd)
+        killed = _supervise(status_r, req, start, cg)
+        raw = _read_all(status_r)
+        wall = time.monotonic() - start
+        survivors = cg.kill_all()
+        if killed is None and cg.oom_killed():
+            killed = "memory"
+        peak = cg.peak_memory()
+        if survivors == 0:
+            cg.remove()
+        exit_code = None
+        if len(raw) == 4:
+            status = struct.unpack("=i", raw)[0]
+            exit_code = os.waitstatus_to_exitcode(status)
+        return SandboxResult(exit_code=exit_code, killed=killed, wall_s=wall,
+                             peak_memory_bytes=peak, survivors=survivors)
+
+
+def _supervise(status_r: int, req: SandboxRequest, start: float, cg) -> str | None:
+    """Wait for the job's status (its end), enforcing the wall-time cap and the write quota."""
+    limits = req.limits
+    deadline = start + limits.wall_s
+    next_watch = start + bwrap.WATCH_EVERY_S if req.watch else float("inf")
+    poller = select.poll()
+    poller.register(status_r, select.POLLIN | select.POLLHUP)
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            cg.kill_all()
+            return "timeout"
+        if now >= next_watch:
+            next_watch = now + bwrap.WATCH_EVERY_S
+            if bwrap._over_quota(req.watch, limits):
+                cg.kill_all()
+                return "output_limit"
+        wake = min(deadline, next_watch) - now
+        if poller.poll(max(1, int(wake * 1000) + 1)):
+            return None
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    try:
+        while data := os.read(fd, 64):
+            chunks.append(data)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+class WarmPool:
+    """The warm workers of one run's work area, one per environment."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._workers: dict[str, WarmWorker] = {}
+        self._lock = threading.Lock()
+
+    def worker(self, provider: bwrap.BwrapProvider, env_name: str, env: dict[str, str],
+               lib_host: Path, lib: str) -> WarmWorker:
+        with self._lock:
+            if env_name not in self._workers:
+                self._workers[env_name] = WarmWorker(provider, self.folder / env_name, env, lib_host, lib)
+            return self._workers[env_name]
+
+    def close(self) -> None:
+        with self._lock:
+            for w in self._workers.values():
+                w.close()
+            self._workers.clear()
+
+
+_POOLS: dict[Path, WarmPool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def usable(provider: object) -> bool:
+    """Whether gradings can run warm under this provider (else: a fresh sandbox each)."""
+    return (isinstance(provider, bwrap.BwrapProvider) and provider.uid is not None
+            and provider.cgroups is not None and os.environ.get("LASTEXAM_WARM_GRADING", "1") != "0")
+
+
+def for_grading(provider: object, area_root: Path, env_name: str, req: SandboxRequest,
+                lib_host: Path, lib: str) -> WarmWorker | None:
+    """The warm worker that runs `req` (a grading harness's sandbox), or None."""
+    if not usable(provider) or not (len(req.argv) == 6 and req.argv[3].endswith(HARNESS)):
+        return None
+    assert isinstance(provider, bwrap.BwrapProvider)
+    with _POOLS_LOCK:
+        pool = _POOLS.setdefault(area_root, WarmPool(area_root / "warm"))
+    env = {k: v for k, v in req.env.items() if not k.startswith("LASTEXAM_")}
+    return pool.worker(provider, env_name, env, lib_host, lib)
+
+
+def close(area_root: Path) -> None:
+    """Stop the run's warm workers (when its work area goes)."""
+    with _POOLS_LOCK:
+        pool = _POOLS.pop(area_root, None)
+    if pool is not None:
+        pool.close()
