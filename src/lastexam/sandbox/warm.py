@@ -215,6 +215,11 @@ class WarmPool:
                 self._workers[env_name] = WarmWorker(provider, self.folder / env_name, env, lib_host, lib)
             return self._workers[env_name]
 
+    def pids(self) -> dict[str, int | None]:
+        """Each environment's worker process (None: not running)."""
+        with self._lock:
+            return {name: w.pid for name, w in self._workers.items()}
+
     def close(self) -> None:
         with self._lock:
             for w in self._workers.values():
@@ -242,6 +247,11 @@ def for_grading(provider: object, area_root: Path, env_name: str, req: SandboxRe
         pool = _POOLS.setdefault(area_root, WarmPool(area_root / "warm"))
     env = {k: v for k, v in req.env.items() if not k.startswith("LASTEXAM_")}
     return pool.worker(provider, env_name, env, lib_host, lib)
+
+
+def pool(area_root: Path) -> WarmPool | None:
+    with _POOLS_LOCK:
+        return _POOLS.get(area_root)
 
 
 def close(area_root: Path) -> None:
