@@ -30,14 +30,16 @@ from pathlib import Path
 from lastexam.errors import LastexamError
 from lastexam.sandbox import cgroups
 from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
+from lastexam.sandbox.launcher import NAME_PREFIX, build_launcher
 from lastexam.sandbox.seccomp import filter_fd
 from lastexam.untrusted import tail
 
 SANDBOX_UID = 1000  # the uid and gid seen inside
 SANDBOX_USER = "agent"
 WATCH_EVERY_S = 0.5
-# The launcher waits until the harness has put it in the sandbox's cgroups and says "go" on
-# the gate (a pipe), closes the gate, then becomes the sandbox: nothing inside can reach it.
+# The launcher (launch.c; without a compiler, this shell line before prlimit and setpriv) waits
+# until the harness has put it in the sandbox's cgroups and says "go" on the gate (a pipe),
+# closes the gate, then becomes the sandbox: nothing inside can reach it.
 GATE = 'fd=$1; shift; read -r -u "$fd" go; [ "$go" = go ] || exit 1; exec {fd}<&-; exec "$@"'
 DEFAULT_HOST_UID = 1_990_000_000  # far above any account's uid or a subordinate uid range
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -82,7 +84,8 @@ def uid_in_use(uid: int) -> str | None:
         except (OSError, StopIteration):
             continue
         # An empty command line: a zombie, or a sandbox being set up (between fork and exec).
-        if argv0 and os.path.basename(argv0) not in (b"bwrap", b"setpriv", b"prlimit"):
+        name = os.path.basename(argv0)
+        if argv0 and name not in (b"bwrap", b"setpriv", b"prlimit") and not name.startswith(NAME_PREFIX.encode()):
             return f"process {pid} ({argv0.decode(errors='replace')})"
     return None
 
@@ -218,13 +221,21 @@ class BwrapProvider:
         # the sandbox: they are set there only, so that the host-side launchers ignore them.
         env = {k: v for k, v in req.env.items() if not k.startswith("LD_")}
         inner = [a for k, v in req.env.items() if k.startswith("LD_") for a in ("--setenv", k, v)]
-        argv = self._prefix() + self._isolation_args() + self._filesystem_args(req) + inner
+        argv = self._isolation_args() + self._filesystem_args(req) + inner
         if seccomp_fd >= 0:
             argv += ["--seccomp", str(seccomp_fd)]
         argv += ["--json-status-fd", str(status_w), "--", *req.argv]
-        argv = _limits_prefix(None if cg is not None else limits.max_processes, limits.watch_bytes) + argv
-        if cg is not None:
-            argv = ["/bin/bash", "-c", GATE, "gate", str(gate_r), *argv]
+        nproc = None if cg is not None else limits.max_processes
+        launcher = build_launcher()
+        as_uid: dict[str, object] = {}
+        if launcher is not None:
+            argv = [str(launcher), str(gate_r), str(limits.watch_bytes), str(nproc or 0), self.bwrap, *argv]
+            if self.uid is not None:
+                as_uid = {"user": self.uid, "group": self.uid, "extra_groups": []}
+        else:
+            argv = _limits_prefix(nproc, limits.watch_bytes) + self._prefix() + argv
+            if cg is not None:
+                argv = ["/bin/bash", "-c", GATE, "gate", str(gate_r), *argv]
         start = time.monotonic()
         try:
             with open(req.stdout, "wb") as out, open(req.stderr, "wb") as err:
@@ -236,6 +247,7 @@ class BwrapProvider:
                     env=env,
                     start_new_session=True,
                     pass_fds=tuple(fd for fd in (status_w, gate_r, seccomp_fd) if fd >= 0) + req.pass_fds,
+                    **as_uid,  # the launcher starts as the sandbox uid (no setpriv)
                 )
         except OSError as e:
             for fd in (status_r, gate_w):
