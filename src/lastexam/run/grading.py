@@ -1,4 +1,5 @@
-"""Grade a set of output files in a fresh grading sandbox (host side of the grading harness)."""
+"""Grade a set of output files in a grading sandbox of their own: forked by the run's warm grading
+worker (sandbox/warm.py) when it can run here, else a fresh one (host side of the grading harness)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from lastexam.grading.probe import MAX_EXCERPT_CHARS, MAX_PROBES, MAX_QUESTION_C
 from lastexam.grading.rubric import Check, full_pass_of, score_of
 from lastexam.layout import GRADER_STDERR, GRADER_STDOUT, GradingSandbox
 from lastexam.run.workspace import RunWorkArea
+from lastexam.sandbox import warm
 from lastexam.sandbox.base import Mount, SandboxLimits, SandboxProvider, SandboxRequest
-from lastexam.sandbox.warm import for_grading
+from lastexam.sandbox.warm import WarmWorker
 from lastexam.store.db import now_iso
 from lastexam.store.models import CheckResult, GradeRecord
 from lastexam.task.load import Task
@@ -69,6 +71,28 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
                                              "checks": [], "error": str(e)})
     return record.model_copy(update={"ok": False, "score": None, "full_pass": False, "checks": [],
                                      "error": f"model probes still pending after {MAX_PROBE_ROUNDS} gradings"})
+
+
+def _grading_env(env: Environment) -> dict[str, str]:
+    return {
+        **env.variables(),
+        "HOME": GradingSandbox.SCRATCH,
+        "TMPDIR": "/tmp",
+        "PYTHONPATH": ":".join([GradingSandbox.LIB, *map(str, env.site_packages())]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LANG": "C.UTF-8",
+    }
+
+
+def _warm_worker(provider: SandboxProvider, area: RunWorkArea, env: Environment) -> WarmWorker | None:
+    """The run's warm grading worker for env (None: each grading starts a fresh sandbox)."""
+    return warm.worker(provider, area.root, env.name, _grading_env(env), area.lib, GradingSandbox.LIB)
+
+
+def warm_up(provider: SandboxProvider, area: RunWorkArea, env: Environment) -> None:
+    """Start the warm grading worker of env now (it loads while the agent works)."""
+    if (w := _warm_worker(provider, area, env)) is not None:
+        w.start()
 
 
 def _pending_probes(data: dict[str, Any]) -> list[dict[str, str]]:
@@ -129,15 +153,7 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
             Mount(area.lib, GradingSandbox.LIB),
             *req.env.mounts(),
         ],
-        env={
-            **req.env.variables(),
-            "HOME": GradingSandbox.SCRATCH,
-            "TMPDIR": "/tmp",
-            "PYTHONPATH": ":".join([GradingSandbox.LIB, *map(str, req.env.site_packages())]),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "LANG": "C.UTF-8",
-            RESULT_FD_VAR: str(channel_w),
-        },
+        env={**_grading_env(req.env), RESULT_FD_VAR: str(channel_w)},
         pass_fds=(channel_w,),
         cwd=GradingSandbox.SCRATCH,
         limits=SandboxLimits(
@@ -153,8 +169,7 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
     started = time.monotonic()
     reader = _ChannelReader(channel_r)
     try:
-        warm = for_grading(provider, area.root, req.env.name, sreq, area.lib, GradingSandbox.LIB)
-        result = (warm or provider).run(sreq)
+        result = (_warm_worker(provider, area, req.env) or provider).run(sreq)
     finally:
         os.close(channel_w)  # with the sandbox gone, the reader now sees the end
         raw, overflow = reader.finish()

@@ -24,7 +24,7 @@ from lastexam.gateway.server import Gateway
 from lastexam.layout import AgentSandbox, RunPaths
 from lastexam.run.collect import inputs_state, snapshot_output
 from lastexam.run.faults import point
-from lastexam.run.grading import GradeRequest, grade
+from lastexam.run.grading import GradeRequest, grade, warm_up
 from lastexam.run.model_access import ModelAccess, open_access, save_trajectory
 from lastexam.run.policy import POLICY, RunAborted, agent_kind, disk_full, infra_kind
 from lastexam.run.probing import Prober
@@ -156,6 +156,7 @@ class TrialRunner:
         try:
             point("stage", self.run_id, trial_id)
             ws.stage(task, self.provider.uid)
+            warm_up(self.provider, self.area, plan.env)
             lap("stage")
             step = "agent"
             agent_version = plan.agent.version()

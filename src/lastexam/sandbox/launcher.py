@@ -13,13 +13,14 @@ from pathlib import Path
 
 from lastexam.paths import home_subdir
 
-NAME_PREFIX = "sandbox-launch-"  # how uid_in_use tells the launcher from a host process
+SOURCE = Path(__file__).with_name("launch.c").read_bytes()
+NAME = f"sandbox-launch-{hashlib.sha256(SOURCE).hexdigest()[:12]}"  # uid_in_use knows it by name
 
 
 @cache
 def build_launcher() -> Path | None:
-    source = Path(__file__).with_name("launch.c").read_bytes()
-    target = home_subdir("lib") / f"{NAME_PREFIX}{hashlib.sha256(source).hexdigest()[:12]}"
+    source = SOURCE
+    target = home_subdir("lib") / NAME
     if target.is_file():
         return target
     compiler = shutil.which("gcc") or shutil.which("cc")

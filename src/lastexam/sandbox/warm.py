@@ -28,7 +28,6 @@ from lastexam.sandbox.base import SandboxError, SandboxRequest, SandboxResult
 from lastexam.sandbox.seccomp import fallocate_filter
 
 WORKER_SOURCE = Path(__file__).with_name("warm_worker.py")
-HARNESS = "lastexam/grading/harness.py"
 
 
 class WarmWorker:
@@ -87,14 +86,22 @@ class WarmWorker:
         theirs.close()
         self._sock = ours
 
+    def start(self) -> None:
+        """Start the worker unless it is running (it then loads without blocking the caller)."""
+        with self._lock:
+            self._ensure_running()
+
+    def _ensure_running(self) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            self.close()
+            self._start()
+
     def send(self, header: dict[str, object], fds: list[int]) -> None:
         """Hand a job to the worker, starting it (again) when it is not running."""
         message = json.dumps(header).encode()
         with self._lock:
             for attempt in (1, 2):
-                if self._proc is None or self._proc.poll() is not None:
-                    self.close()
-                    self._start()
+                self._ensure_running()
                 assert self._sock is not None
                 try:
                     socket.send_fds(self._sock, [message], fds)
@@ -121,7 +128,8 @@ class WarmWorker:
             self._proc = None
 
     def run(self, req: SandboxRequest) -> SandboxResult:
-        """Run the grading harness of `req` (an argv that runs HARNESS) in a warm sandbox."""
+        """Run `req`, a grading harness's sandbox (python3 -S -B .../harness.py CONTEXT RESULT:
+        only the last two arguments are read), in a warm sandbox."""
         limits = req.limits
         cgroups = self.provider.cgroups
         assert cgroups is not None
@@ -237,15 +245,15 @@ def usable(provider: object) -> bool:
             and provider.cgroups is not None and os.environ.get("LASTEXAM_WARM_GRADING", "1") != "0")
 
 
-def for_grading(provider: object, area_root: Path, env_name: str, req: SandboxRequest,
-                lib_host: Path, lib: str) -> WarmWorker | None:
-    """The warm worker that runs `req` (a grading harness's sandbox), or None."""
-    if not usable(provider) or not (len(req.argv) == 6 and req.argv[3].endswith(HARNESS)):
+def worker(provider: object, area_root: Path, env_name: str, env: dict[str, str],
+           lib_host: Path, lib: str) -> WarmWorker | None:
+    """The run's warm worker for an environment (its gradings' variables `env`, the grading
+    library at `lib`, from `lib_host`), or None when gradings cannot run warm here."""
+    if not usable(provider):
         return None
     assert isinstance(provider, bwrap.BwrapProvider)
     with _POOLS_LOCK:
         pool = _POOLS.setdefault(area_root, WarmPool(area_root / "warm"))
-    env = {k: v for k, v in req.env.items() if not k.startswith("LASTEXAM_")}
     return pool.worker(provider, env_name, env, lib_host, lib)
 
 
