@@ -2,7 +2,7 @@
 
 A grading's sandbox, without a fresh bwrap and a fresh Python per trial: one worker per run
 and environment (the grading library imported) forks a process per grading that gets the
-same isolation as a bwrap sandbox (new user, pid, network, ipc and uts namespaces, a root
+same isolation as a bwrap sandbox (new user, pid, network, ipc, uts and cgroup namespaces, a root
 holding only the system read-only and the grading's own mounts, no capabilities, no nested
 user namespaces, the seccomp filter) in a cgroup of its own made here, with the same limits
 and supervision: wall time, memory, processes, the write quota, every process killed at the
@@ -75,15 +75,22 @@ class WarmWorker:
         pythonpath = self.env.get("PYTHONPATH", "").replace(self.lib, str(self.lib_host), 1)
         uid = self.provider.uid
         assert uid is not None
-        with open(self.folder / "worker.log", "ab") as log:
-            self._proc = subprocess.Popen(
-                [python, "-S", "-B", str(script), str(theirs.fileno()), json.dumps(self._spec())],
-                env={**self.env, "PYTHONPATH": pythonpath}, pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=log,
-                user=uid, group=uid, extra_groups=[], start_new_session=True, cwd="/",
-            )
-        theirs.close()
+        # The dynamic loader's variables are the sandbox's (bwrap sets them inside only).
+        env = {k: v for k, v in self.env.items() if not k.startswith("LD_")}
+        try:
+            with open(self.folder / "worker.log", "ab") as log:
+                self._proc = subprocess.Popen(
+                    [python, "-S", "-B", str(script), str(theirs.fileno())],
+                    env={**env, "PYTHONPATH": pythonpath}, pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                    user=uid, group=uid, extra_groups=[], start_new_session=True, cwd="/",
+                )
+            ours.send(json.dumps(self._spec()).encode())
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
         self._sock = ours
 
     def start(self) -> None:

@@ -1,9 +1,9 @@
-"""The warm grading worker: python3 -S -B warm_worker.py SOCKET_FD SPEC_JSON.
+"""The warm grading worker: python3 -S -B warm_worker.py SOCKET_FD.
 
 Started once per run and environment by sandbox/warm.py, as the sandbox's unprivileged host
 uid, with the grading library already imported. It runs no grader code itself: for each job
 that arrives on its socket (a JSON header and the job's descriptors) it forks a child that
-joins the job's cgroups, enters new user, mount, pid, network, ipc and uts namespaces, and
+joins the job's cgroups, enters new user, mount, pid, network, ipc, uts and cgroup namespaces, and
 forks the grading process. That process is the pid namespace's init: it builds a root holding
 only the system (read-only), the job's mounts and a private /tmp, pivots into it, forbids
 further user namespaces, drops every capability, takes the seccomp filter and the file-size
@@ -23,7 +23,7 @@ import socket
 import struct
 import sys
 
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x4000000, 0x8000000
+CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x2000000, 0x4000000, 0x8000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
@@ -90,7 +90,7 @@ class Job:
             os.close(fd)
         uid, gid = os.getuid(), os.getgid()
         _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
-                            | CLONE_NEWUTS), "unshare")
+                            | CLONE_NEWUTS | CLONE_NEWCGROUP), "unshare")
         inside = self.spec["uid"]
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{inside} {uid} 1")
@@ -137,6 +137,9 @@ class Job:
             _bind(f"/dev/{node}", f"{dev}/{node}", writable=True, device=True)
         for name, target in DEV_LINKS.items():
             os.symlink(target, f"{dev}/{name}")
+        os.mkdir(f"{dev}/pts")
+        _mount("devpts", f"{dev}/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
+        os.symlink("pts/ptmx", f"{dev}/ptmx")
         os.mkdir(f"{dev}/shm")
         _mount("tmpfs", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
         _mount(None, dev, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
@@ -189,6 +192,7 @@ class Job:
         os.chdir(self.header["cwd"])
         from lastexam.grading import harness
 
+        sys.argv[:] = [f"{lib}/lastexam/grading/harness.py", *self.header["argv"]]
         return harness.main(self.header["argv"])
 
 
@@ -274,7 +278,7 @@ def _own_user_namespace() -> None:
 
 def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=int(argv[0]))
-    spec = json.loads(argv[1])
+    spec = json.loads(sock.recv(1 << 20))  # the first message: what every job shares
     _own_user_namespace()
     import lastexam.grading.harness  # noqa: F401  (the point of a warm worker)
 
