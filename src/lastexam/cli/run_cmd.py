@@ -68,10 +68,8 @@ def run(
     from lastexam.cli.output import err, print_json
     from lastexam.cli.output import out as console
     from lastexam.cli.pool_cmd import opened_identity
-    from lastexam.cli.tables import groups_table, leaderboard_table, statuses_line
     from lastexam.run.runner import execute
     from lastexam.store.models import RunConfig
-    from lastexam.store.rows import rows_of
 
     args = parse_kv(agent_arg or [], "--agent-arg")
     if config_file is not None and not resume:
@@ -108,6 +106,8 @@ def run(
         outcome = execute(config, out, resume=resume, on_progress=on_progress,
                           identity=opened_identity(identity))
     from lastexam.analysis.view import metrics_view
+    from lastexam.cli.tables import groups_table, leaderboard_table, statuses_line
+    from lastexam.store.rows import rows_of
 
     view = metrics_view(rows_of([outcome.run_dir]))  # what `lastexam show` prints
     if json_out:

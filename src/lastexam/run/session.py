@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 
 from lastexam import __version__
@@ -41,6 +42,7 @@ def make_provider(name: str, etc_dir: Path) -> BwrapProvider:
     return BwrapProvider(etc_dir)
 
 
+@cache
 def git_commit() -> str | None:
     try:
         out = subprocess.run(
