@@ -89,10 +89,23 @@ def _warm_worker(provider: SandboxProvider, area: RunWorkArea, env: Environment)
     return warm.worker(provider, area.root, env.name, _grading_env(env), area.lib, GradingSandbox.LIB)
 
 
-def warm_up(provider: SandboxProvider, area: RunWorkArea, env: Environment) -> None:
-    """Start the warm grading worker of env now (it loads while the agent works)."""
+def _limits(task: Task) -> SandboxLimits:
+    limits = task.spec.limits
+    return SandboxLimits(wall_s=limits.grader_timeout_s, memory_mb=limits.grader_memory_mb,
+                         max_processes=256, watch_bytes=2 * 1024**3)
+
+
+def warm_up(provider: SandboxProvider, area: RunWorkArea, env: Environment, task: Task, name: str) -> None:
+    """Get the grading sandbox `name` ready now, while the agent works: the warm worker of env
+    started and, in the grading's own cgroup, a child of it waiting for the job."""
     if (w := _warm_worker(provider, area, env)) is not None:
-        w.start()
+        w.prepare(name, _limits(task))
+
+
+def warm_release(provider: SandboxProvider, area: RunWorkArea, env: Environment, name: str) -> None:
+    """Drop what warm_up prepared for `name` if no grading used it."""
+    if (w := _warm_worker(provider, area, env)) is not None:
+        w.release(name)
 
 
 def _pending_probes(data: dict[str, Any]) -> list[dict[str, str]]:
@@ -134,7 +147,6 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
     )
     (req.workdir / "context.json").write_text(json.dumps(context.to_json()))
     (req.workdir / "context.json").chmod(0o644)
-    limits = task.spec.limits
     channel_r, channel_w = os.pipe()
     sreq = SandboxRequest(
         name=req.name,
@@ -156,12 +168,7 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
         env={**_grading_env(req.env), RESULT_FD_VAR: str(channel_w)},
         pass_fds=(channel_w,),
         cwd=GradingSandbox.SCRATCH,
-        limits=SandboxLimits(
-            wall_s=limits.grader_timeout_s,
-            memory_mb=limits.grader_memory_mb,
-            max_processes=256,
-            watch_bytes=2 * 1024**3,
-        ),
+        limits=_limits(task),
         stdout=req.workdir / GRADER_STDOUT,
         stderr=req.workdir / GRADER_STDERR,
         watch=[scratch, result_dir],

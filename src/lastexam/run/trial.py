@@ -24,7 +24,7 @@ from lastexam.gateway.server import Gateway
 from lastexam.layout import AgentSandbox, RunPaths
 from lastexam.run.collect import inputs_state, snapshot_output
 from lastexam.run.faults import point
-from lastexam.run.grading import GradeRequest, grade, warm_up
+from lastexam.run.grading import GradeRequest, grade, warm_release, warm_up
 from lastexam.run.model_access import ModelAccess, open_access, save_trajectory
 from lastexam.run.policy import POLICY, RunAborted, agent_kind, disk_full, infra_kind
 from lastexam.run.probing import Prober
@@ -133,7 +133,7 @@ class TrialRunner:
         and its policy kind."""
         key, task = plan.key, plan.task
         trial_id = key.trial_id
-        ws = self.area.trial(trial_id)
+        ws, grading = self.area.trial(trial_id), f"{self.run_id}.{trial_id}.grade"
         started_at = now_iso()
         timings: dict[str, float] = {}
         clock = time.monotonic()
@@ -156,7 +156,7 @@ class TrialRunner:
         try:
             point("stage", self.run_id, trial_id)
             ws.stage(task, self.provider.uid)
-            warm_up(self.provider, self.area, plan.env)
+            warm_up(self.provider, self.area, plan.env, task, grading)
             lap("stage")
             step = "agent"
             agent_version = plan.agent.version()
@@ -212,8 +212,7 @@ class TrialRunner:
                     self.provider,
                     self.area,
                     GradeRequest(
-                        task, plan.env, ws.trial.output, after, ws.grade,
-                        f"{self.run_id}.{trial_id}.grade", prober=self.prober,
+                        task, plan.env, ws.trial.output, after, ws.grade, grading, prober=self.prober,
                         probe_answers=self.recorded_probes(task),
                         task_dir=ws.task_copy(self.area, task),
                     ),
@@ -228,6 +227,7 @@ class TrialRunner:
             if kind == "harness_error":
                 error += "\n" + traceback.format_exc(limit=8)
             grade_record = None
+        warm_release(self.provider, self.area, plan.env, grading)
         if ws.root.is_dir():
             self._save_trajectory(plan, ws, agent_version, model_usage, timings.get("agent"))
             if ws.trial.agent.is_dir():  # kept with the trial so that a regrade sees the same inputs

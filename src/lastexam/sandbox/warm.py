@@ -6,8 +6,10 @@ same isolation as a bwrap sandbox (new user, pid, network, ipc, uts and cgroup n
 holding only the system read-only and the grading's own mounts, no capabilities, no nested
 user namespaces, the seccomp filter) in a cgroup of its own made here, with the same limits
 and supervision: wall time, memory, processes, the write quota, every process killed at the
-end. Used when the sandbox provider is bwrap running as root with cgroups (the normal case);
-otherwise `for_grading` returns None and each grading starts a fresh sandbox.
+end. A grading's slot (its cgroup, with a child of the worker already in it) is prepared
+ahead, when its trial is staged. Used when the sandbox provider is bwrap running as root with
+cgroups (the normal case); otherwise `worker` returns None and each grading starts a fresh
+sandbox.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ import struct
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from lastexam.sandbox import bwrap
-from lastexam.sandbox.base import SandboxError, SandboxRequest, SandboxResult
+from lastexam.sandbox import bwrap, cgroups
+from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
 from lastexam.sandbox.seccomp import fallocate_filter
 
 WORKER_SOURCE = Path(__file__).with_name("warm_worker.py")
@@ -42,6 +45,7 @@ class WarmWorker:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
+        self._slots: dict[str, _Slot] = {}
 
     def _spec(self) -> dict[str, object]:
         system: list[tuple[str, str | None]] = [("/usr", None)]
@@ -100,29 +104,36 @@ class WarmWorker:
 
     def _ensure_running(self) -> None:
         if self._proc is None or self._proc.poll() is not None:
-            self.close()
+            self._stop()
             self._start()
 
-    def send(self, header: dict[str, object], fds: list[int]) -> None:
-        """Hand a job to the worker, starting it (again) when it is not running."""
-        message = json.dumps(header).encode()
+    def _send(self, fds: list[int]) -> None:
+        """Hand the worker a slot's descriptors, starting it (again) when it is not running."""
         with self._lock:
             for attempt in (1, 2):
                 self._ensure_running()
                 assert self._sock is not None
                 try:
-                    socket.send_fds(self._sock, [message], fds)
+                    socket.send_fds(self._sock, [b"slot"], fds)
                     return
                 except OSError as e:
                     if attempt == 2:
                         raise SandboxError(f"the warm grading worker does not take jobs: {e}") from e
-                    self.close()
+                    self._stop()
 
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
     def close(self) -> None:
+        """Drop the slots no grading took, and stop the worker."""
+        with self._lock:
+            slots, self._slots = list(self._slots.values()), {}
+            self._stop()
+        for slot in slots:
+            slot.drop()
+
+    def _stop(self) -> None:
         if self._sock is not None:
             self._sock.close()  # the worker leaves when its socket ends
             self._sock = None
@@ -134,38 +145,88 @@ class WarmWorker:
                 self._proc.wait()
             self._proc = None
 
-    def run(self, req: SandboxRequest) -> SandboxResult:
-        """Run `req`, a grading harness's sandbox (python3 -S -B .../harness.py CONTEXT RESULT:
-        only the last two arguments are read), in a warm sandbox."""
-        limits = req.limits
+    def prepare(self, name: str, limits: SandboxLimits) -> None:
+        """Get the grading sandbox `name` ready ahead of its job: its cgroup made and a child
+        of the worker already in it (see warm_worker._slot)."""
+        slot = self._new_slot(name, limits)
+        with self._lock:
+            slot, self._slots[name] = self._slots.get(name), slot
+        if slot is not None:
+            slot.drop()
+
+    def release(self, name: str) -> None:
+        """Drop the slot prepared for `name` if no grading took it."""
+        with self._lock:
+            slot = self._slots.pop(name, None)
+        if slot is not None:
+            slot.drop()
+
+    def _new_slot(self, name: str, limits: SandboxLimits) -> _Slot:
         cgroups = self.provider.cgroups
         assert cgroups is not None
         try:
-            cg = cgroups.create(req.name, limits.memory_mb * 1024 * 1024, limits.max_processes)
+            cg = cgroups.create(name, limits.memory_mb * 1024 * 1024, limits.max_processes)
         except OSError as e:
-            raise SandboxError(f"cannot create cgroup {req.name}: {e}") from e
+            raise SandboxError(f"cannot create cgroup {name}: {e}") from e
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        slot = _Slot(cg, ours, (limits.memory_mb, limits.max_processes))
+        procs: list[int] = []
+        try:
+            procs = [os.open(f, os.O_WRONLY) for f in cg.procs_files]
+            self._send([theirs.fileno(), *procs])
+        except BaseException:
+            slot.drop()
+            raise
+        finally:
+            theirs.close()
+            for fd in procs:
+                os.close(fd)
+        return slot
+
+    def _take_slot(self, req: SandboxRequest) -> _Slot:
+        with self._lock:
+            slot = self._slots.pop(req.name, None)
+        if slot is not None and slot.limits != (req.limits.memory_mb, req.limits.max_processes):
+            slot.drop()
+            slot = None
+        return slot or self._new_slot(req.name, req.limits)
+
+    def run(self, req: SandboxRequest) -> SandboxResult:
+        """Run `req`, a grading harness's sandbox (python3 -S -B .../harness.py CONTEXT RESULT:
+        only the last two arguments are read), in its slot (prepared now if it was not)."""
+        limits = req.limits
+        header = json.dumps({
+            "mounts": [(str(m.source), m.target, m.writable) for m in req.mounts],
+            "env": req.env, "cwd": req.cwd, "argv": req.argv[-2:],
+            "fsize": limits.watch_bytes, "tmp_bytes": limits.tmp_mb * 1024 * 1024,
+            "pass_fds": list(req.pass_fds),
+        }).encode()
         status_r, status_w = os.pipe()
         fds = [status_w]
+        slot = None
         try:
             fds = [os.open(req.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
                    os.open(req.stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), status_w]
-            fds += [os.open(f, os.O_WRONLY) for f in cg.procs_files]
-            header = {
-                "mounts": [(str(m.source), m.target, m.writable) for m in req.mounts],
-                "env": req.env, "cwd": req.cwd, "argv": req.argv[-2:],
-                "fsize": limits.watch_bytes, "tmp_bytes": limits.tmp_mb * 1024 * 1024,
-                "cgroups": len(cg.procs_files), "pass_fds": list(req.pass_fds),
-            }
-            start = time.monotonic()
-            self.send(header, fds + list(req.pass_fds))
+            for attempt in (1, 2):  # a slot of a worker that has died meanwhile: a new one
+                slot = self._take_slot(req)
+                start = time.monotonic()
+                try:
+                    socket.send_fds(slot.channel, [header], fds + list(req.pass_fds))
+                    break
+                except OSError as e:
+                    slot.drop()
+                    if attempt == 2:
+                        raise SandboxError(f"the warm grading worker does not take jobs: {e}") from e
         except BaseException:
             os.close(status_r)
-            cg.kill_all()
-            cg.remove()
+            if slot is not None:
+                slot.drop()
             raise
         finally:
             for fd in fds:
                 os.close(fd)
+        slot.channel.close()
+        cg = slot.cgroup
         killed = _supervise(status_r, req, start, cg)
         raw = _read_all(status_r)
         wall = time.monotonic() - start
@@ -177,13 +238,26 @@ class WarmWorker:
             cg.remove()
         exit_code = None
         if len(raw) == 4:
-            status = struct.unpack("=i", raw)[0]
-            exit_code = os.waitstatus_to_exitcode(status)
+            exit_code = os.waitstatus_to_exitcode(struct.unpack("=i", raw)[0])
         return SandboxResult(exit_code=exit_code, killed=killed, wall_s=wall,
                              peak_memory_bytes=peak, survivors=survivors)
 
 
-def _supervise(status_r: int, req: SandboxRequest, start: float, cg) -> str | None:
+@dataclass
+class _Slot:
+    """A child of the worker waiting in its cgroup for one job, sent on `channel`."""
+
+    cgroup: cgroups.Cgroup
+    channel: socket.socket
+    limits: tuple[int, int]  # memory_mb, max_processes: what the cgroup was made with
+
+    def drop(self) -> None:
+        self.channel.close()  # the child leaves when its channel ends
+        self.cgroup.kill_all()
+        self.cgroup.remove()
+
+
+def _supervise(status_r: int, req: SandboxRequest, start: float, cg: cgroups.Cgroup) -> str | None:
     """Wait for the job's status (its end), enforcing the wall-time cap and the write quota."""
     limits = req.limits
     deadline = start + limits.wall_s

@@ -1,14 +1,14 @@
 """The warm grading worker: python3 -S -B warm_worker.py SOCKET_FD.
 
 Started once per run and environment by sandbox/warm.py, as the sandbox's unprivileged host
-uid, with the grading library already imported. It runs no grader code itself: for each job
-that arrives on its socket (a JSON header and the job's descriptors) it forks a child that
-joins the job's cgroups, enters new user, mount, pid, network, ipc, uts and cgroup namespaces, and
-forks the grading process. That process is the pid namespace's init: it builds a root holding
-only the system (read-only), the job's mounts and a private /tmp, pivots into it, forbids
-further user namespaces, drops every capability, takes the seccomp filter and the file-size
-limit, and runs the grading harness. Its parent reports its wait status on the job's status
-pipe. Only the standard library is used here (the host's Python, no site packages).
+uid, with the grading library already imported. It runs no grader code itself: for each slot
+the host prepares (a job socket and cgroups) it forks a child that joins the cgroups, waits
+for its job (a JSON header and the job's descriptors), enters new user, mount, pid, network,
+ipc, uts and cgroup namespaces, and forks the grading process. That process is the pid
+namespace's init: it builds a root holding only the system (read-only), the job's mounts and
+a private /tmp, pivots into it, forbids further user namespaces, drops every capability,
+takes the seccomp filter and the file-size limit, and runs the grading harness. Its parent
+reports its wait status on the job's status pipe. Only the standard library is used here (the host's Python, no site packages).
 """
 
 from __future__ import annotations
@@ -79,15 +79,10 @@ class Job:
     def __init__(self, header: dict, fds: list[int], spec: dict):
         self.header, self.spec = header, spec
         self.stdout, self.stderr, self.status = fds[0], fds[1], fds[2]
-        n_cg = header["cgroups"]
-        self.cgroups = fds[3:3 + n_cg]
-        self.passed = dict(zip(header["pass_fds"], fds[3 + n_cg:], strict=True))
+        self.passed = dict(zip(header["pass_fds"], fds[3:], strict=True))
 
     def enter(self) -> None:
-        """In the forked child: join the job's cgroups, then its own namespaces."""
-        for fd in self.cgroups:
-            os.write(fd, b"0")  # 0: the writing process; the descriptor was opened by the host
-            os.close(fd)
+        """In the forked child, already in the job's cgroups: its own namespaces."""
         uid, gid = os.getuid(), os.getgid()
         _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
                             | CLONE_NEWUTS | CLONE_NEWCGROUP), "unshare")
@@ -252,16 +247,36 @@ def _run_job(job: Job) -> None:
         os._exit(0)
 
 
+def _slot(fds: list[int], spec: dict) -> None:
+    """A child waiting for one job: it joins the job's cgroups first (moving a process between
+    cgroups can wait for an RCU grace period: done ahead, off the grading's path), then takes
+    the job from its own socket (nothing there: the host dropped the slot)."""
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        channel = socket.socket(fileno=fds[0])
+        for fd in fds[1:]:
+            os.write(fd, b"0")  # 0: the writing process; the descriptor was opened by the host
+            os.close(fd)
+        message, job_fds, _, _ = socket.recv_fds(channel, 1 << 20, MAX_JOB_FDS)
+    except BaseException:
+        os._exit(0)
+    if not message:
+        os._exit(0)
+    channel.close()
+    _run_job(Job(json.loads(message), job_fds, spec))
+
+
 def serve(sock: socket.socket, spec: dict) -> None:
+    """Each message prepares a slot: [its job socket, the cgroups' cgroup.procs]."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     while True:
-        message, fds, _, _ = socket.recv_fds(sock, 1 << 20, MAX_JOB_FDS)
+        message, fds, _, _ = socket.recv_fds(sock, 1 << 10, MAX_JOB_FDS)
         if not message:
             return  # the host has gone: so do we
-        job = Job(json.loads(message), fds, spec)
         if os.fork() == 0:
             sock.close()
-            _run_job(job)
+            _slot(fds, spec)
         for fd in fds:
             os.close(fd)
 
