@@ -16,7 +16,6 @@ from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError
 from lastexam.gateway.models import Budget
 from lastexam.gateway.providers import PROVIDERS, SCRIPTED, parse_model
-from lastexam.gateway.server import Gateway, check_model
 from lastexam.layout import STAGING_PREFIX, RunPaths
 from lastexam.run.policy import RunAborted
 from lastexam.run.probing import probe_context
@@ -51,6 +50,8 @@ def plan_trials(tasks: list[Task], config: RunConfig) -> list[TrialPlan]:
         budget = Budget(max_cost_usd=cell.max_cost_usd, max_tokens=cell.max_tokens)
         wire = agent.wire_for(model) if model is not None else None
         if wire is not None:
+            from lastexam.gateway.server import check_model  # only with a model: slow to import
+
             check_model(model, wire, budget)
         for task in tasks:
             name = task.spec.environment
@@ -148,6 +149,8 @@ def execute(
         ) as session, probe_context(config.probe_model, plans, run_dir) as prober:
             store = session.store
             if uses_gateway(plans):
+                from lastexam.gateway.server import Gateway
+
                 gateway = Gateway(session.area.gateway_socket())
                 gateway.start()
             done = _clean_unfinished(run_dir, store)

@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lastexam.agents.base import Agent, AgentContext
 from lastexam.desktop import launch as desktop_launch
@@ -20,7 +20,6 @@ from lastexam.desktop.spec import CAPS, DesktopSpec, desktop_for
 from lastexam.envs.manage import Environment
 from lastexam.gateway.models import Budget, SessionSummary
 from lastexam.gateway.providers import ModelSpec
-from lastexam.gateway.server import Gateway
 from lastexam.layout import AgentSandbox, RunPaths
 from lastexam.run.collect import inputs_state, snapshot_output
 from lastexam.run.faults import point
@@ -54,6 +53,9 @@ from lastexam.usage.channel import ExecLogChannel, check_not_hidden, pythonpath_
 from lastexam.usage.gui import gui_use
 from lastexam.usage.record import ShimNotLoaded, record_usage
 from lastexam.usage.shim import build_shim
+
+if TYPE_CHECKING:
+    from lastexam.gateway.server import Gateway
 
 
 @dataclass
