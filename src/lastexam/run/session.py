@@ -24,7 +24,6 @@ from lastexam.run.leftovers import claim_run, remove_leftovers, sweep_dead_runs
 from lastexam.run.probing import Prober
 from lastexam.run.trial import TrialRunner
 from lastexam.run.workspace import RunWorkArea
-from lastexam.sandbox import warm
 from lastexam.sandbox.base import SandboxProvider
 from lastexam.sandbox.bwrap import BwrapProvider
 from lastexam.store.db import Store, create_store
@@ -140,7 +139,6 @@ def open_run(
         if store is not None:
             store.close()
         if claim is not None:
-            warm.close(area.root)
             area.remove()
             claim.release()
 

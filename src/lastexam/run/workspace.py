@@ -34,6 +34,7 @@ from pathlib import Path
 
 from lastexam.layout import TrialPaths
 from lastexam.paths import home_subdir, package_dir
+from lastexam.sandbox import warm
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
 
@@ -231,6 +232,7 @@ class RunWorkArea:
         return self.root / "validate" / task_id
 
     def remove(self) -> None:
+        warm.close(self.root)  # the run's warm grading workers, whose folders are in the area
         remove_tree(self.root)
         remove_tree(self.gateway_dir)
 
