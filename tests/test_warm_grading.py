@@ -8,15 +8,17 @@ import os
 import secrets
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import COLUMN_TOTAL
 from lastexam.envs import manage as envs
-from lastexam.run.grading import GradeRequest, grade
+from lastexam.run.grading import GradeRequest, grade, warm_release, warm_up
 from lastexam.run.session import new_run_id, open_run
 from lastexam.sandbox import warm
+from lastexam.sandbox.cgroups import Cgroup
 from lastexam.store.models import RunConfig
 from lastexam.task.load import load_task
 
@@ -140,3 +142,24 @@ def test_a_crashing_or_hanging_grader_leaves_the_worker_grading(tmp_path: Path) 
     assert outcomes[2][1] is False and "timeout" in outcomes[2][3]
     assert outcomes[3][1:3] == (True, 1.0)
     assert len(seen_pids) == 1 and None not in seen_pids  # one worker, alive after each grading
+
+
+def test_a_prepared_grading_that_no_trial_takes_leaves_nothing(tmp_path: Path) -> None:
+    """warm_up's slot (a cgroup with a child of the worker waiting in it) is gone once
+    released: no cgroup, no process."""
+    task = load_task(_task(tmp_path, PEEKING_GRADER))
+    env = envs.load(task.spec.environment, task.path)
+    with _session(tmp_path) as session:
+        name = f"{session.area.root.name}.unused.grade"
+        warm_up(session.provider, session.area, env, task, name)
+        manager = session.provider.cgroups
+        assert manager is not None
+        slot = Cgroup(manager.version, [base / name for base in manager.bases])
+        deadline = time.monotonic() + 30
+        while not slot.pids() and time.monotonic() < deadline:  # the worker starts, its child joins
+            time.sleep(0.05)
+        waiting = slot.pids()
+        assert waiting
+        warm_release(session.provider, session.area, env, name)
+        assert not any(d.exists() for d in slot.dirs)
+        assert not [pid for pid in waiting if Path(f"/proc/{pid}").exists()]

@@ -3,6 +3,7 @@ worker (sandbox/warm.py) when it can run here, else a fresh one (host side of th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -19,7 +20,13 @@ from lastexam.grading.rubric import Check, full_pass_of, score_of
 from lastexam.layout import GRADER_STDERR, GRADER_STDOUT, GradingSandbox
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox import warm
-from lastexam.sandbox.base import Mount, SandboxLimits, SandboxProvider, SandboxRequest
+from lastexam.sandbox.base import (
+    Mount,
+    SandboxError,
+    SandboxLimits,
+    SandboxProvider,
+    SandboxRequest,
+)
 from lastexam.sandbox.warm import WarmWorker
 from lastexam.store.db import now_iso
 from lastexam.store.models import CheckResult, GradeRecord
@@ -99,7 +106,9 @@ def warm_up(provider: SandboxProvider, area: RunWorkArea, env: Environment, task
     """Get the grading sandbox `name` ready now, while the agent works: the warm worker of env
     started and, in the grading's own cgroup, a child of it waiting for the job."""
     if (w := _warm_worker(provider, area, env)) is not None:
-        w.prepare(name, _limits(task))
+        # Ahead of time only: a failure here is met again, and reported, by the grading.
+        with contextlib.suppress(SandboxError, OSError):
+            w.prepare(name, _limits(task))
 
 
 def warm_release(provider: SandboxProvider, area: RunWorkArea, env: Environment, name: str) -> None:
