@@ -6,13 +6,16 @@ Harness: the nop agent on the trivial task tests/data/tasks/other/column-total t
 real run machinery (stage, agent sandbox, snapshot, grading sandbox, record), N trials.
 Floor: per trial, two bare launches of bwrap with the same namespaces and mounts running
 /bin/true (no cgroup, no uid switch, no supervision), plus one SQLite commit of a row. Both run sequentially and with K threads.
-Also: wall time of a whole one-trial `lastexam run` from process start to printed result.
-Prints medians and ratios; run by hand (shared machines are noisy).
+Also: the median step timings of the harness's trials (stage, agent, collect, grade, record
+from each trial.json), and the wall time of a whole one-trial `lastexam run` from process
+start to printed result. Prints medians and ratios; run by hand (shared machines are noisy).
+The same script measures another checkout when run with that checkout's Python (its venv).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
 import statistics
 import subprocess
@@ -33,12 +36,20 @@ ROOT = Path(__file__).resolve().parent.parent
 TASK = ROOT / "tests" / "data" / "tasks" / "other" / "column-total"
 
 
-def harness(trials: int, concurrency: int, tmp: Path) -> float:
+STEPS = ("stage", "agent", "collect", "grade", "record")
+
+
+def harness(trials: int, concurrency: int, tmp: Path, steps: dict[str, list[float]]) -> float:
+    """Seconds per trial; each trial's step timings (trial.json) are added to `steps`."""
     config = RunConfig(task_paths=[str(TASK)], agent="nop", attempts=trials, concurrency=concurrency)
     started = time.perf_counter()
     outcome = execute(config, tmp / f"run-{concurrency}-{time.monotonic_ns()}")
     elapsed = time.perf_counter() - started
     assert len(outcome.trials) == trials and all(t.status == "completed" for t in outcome.trials)
+    for t in outcome.trials:
+        for step in STEPS:
+            if (value := getattr(t.timings, step)) is not None:
+                steps.setdefault(step, []).append(value)
     return elapsed / trials
 
 
@@ -77,16 +88,20 @@ def floor(trials: int, concurrency: int, tmp: Path) -> float:
 
 
 def one_trial_cli(repeats: int, tmp: Path) -> list[float]:
+    """Wall times of whole one-trial runs, after one untimed run, with Python's bytecode cache
+    on (as an installed lastexam runs: PYTHONDONTWRITEBYTECODE would compile every module of
+    every run)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     times = []
-    for i in range(repeats):
+    for i in range(repeats + 1):
         started = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "lastexam", "run", str(TASK), "--agent", "oracle", "--json",
              "--out", str(tmp / f"cli-{i}")],
-            check=True, capture_output=True,
+            check=True, capture_output=True, env=env,
         )
         times.append(time.perf_counter() - started)
-    return times
+    return times[1:]
 
 
 def main() -> None:
@@ -99,10 +114,16 @@ def main() -> None:
         tmp = Path(d)
         print(f"{args.trials} trials per measurement, {args.rounds} rounds, medians in ms per trial")
         print(f"{'concurrency':>11} {'harness':>9} {'floor':>9} {'ratio':>7}")
+        steps: dict[int, dict[str, list[float]]] = {}
         for k in args.concurrency:
-            h = statistics.median(harness(args.trials, k, tmp) for _ in range(args.rounds))
+            steps[k] = {}
+            h = statistics.median(harness(args.trials, k, tmp, steps[k]) for _ in range(args.rounds))
             f = statistics.median(floor(args.trials, k, tmp) for _ in range(args.rounds))
             print(f"{k:>11} {h * 1000:>9.1f} {f * 1000:>9.1f} {h / f:>6.2f}x")
+        print("median step timings of those trials (trial.json), ms:")
+        for k, by_step in steps.items():
+            parts = [f"{s} {statistics.median(by_step[s]) * 1000:.1f}" for s in STEPS if s in by_step]
+            print(f"  concurrency {k}: " + ", ".join(parts))
         cli = one_trial_cli(5, tmp)
         print(f"one-trial `lastexam run` (oracle) wall time, median of 5: {statistics.median(cli):.3f} s")
 

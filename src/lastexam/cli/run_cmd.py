@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
@@ -74,16 +75,14 @@ def run(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Run an agent on tasks: each trial in a fresh sandbox, graded in another."""
-    from lastexam.analysis.view import metrics_view
+    _prefetch("numpy")  # the results' metrics need it: imported while the trials run
     from lastexam.cli.common import parse_kv
     from lastexam.cli.common import task_paths as resolve_paths
     from lastexam.cli.output import err, print_json
     from lastexam.cli.output import out as console
     from lastexam.cli.pool_cmd import opened_identity
-    from lastexam.cli.tables import groups_table, leaderboard_table, statuses_line
     from lastexam.run.runner import execute
     from lastexam.store.models import RunConfig
-    from lastexam.store.rows import rows_of
 
     args = parse_kv(agent_arg or [], "--agent-arg")
     if config_file is not None and not resume:
@@ -126,6 +125,10 @@ def run(
 
         outcome = execute(config, out, resume=resume, on_progress=on_progress,
                           identity=opened_identity(identity))
+    from lastexam.analysis.view import metrics_view
+    from lastexam.cli.tables import groups_table, leaderboard_table, statuses_line
+    from lastexam.store.rows import rows_of
+
     view = metrics_view(rows_of([outcome.run_dir]))  # what `lastexam show` prints
     if json_out:
         print_json(
@@ -204,3 +207,15 @@ def _trial_json(t) -> dict:
         "gateway": t.gateway.model_dump() if t.gateway else None,
         "checks": [c.model_dump() for c in (t.grade.checks if t.grade else [])],
     }
+
+
+def _prefetch(module: str) -> None:
+    """Import a module in a background thread (a failure shows where it is imported again)."""
+    import importlib
+    import threading
+
+    def load() -> None:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
+
+    threading.Thread(target=load, name=f"import-{module}", daemon=True).start()

@@ -1,7 +1,9 @@
-"""Grade a set of output files in a fresh grading sandbox (host side of the grading harness)."""
+"""Grade a set of output files in a grading sandbox of their own: forked by the run's warm grading
+worker (sandbox/warm.py) when it can run here, else a fresh one (host side of the grading harness)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -17,7 +19,15 @@ from lastexam.grading.probe import MAX_EXCERPT_CHARS, MAX_PROBES, MAX_QUESTION_C
 from lastexam.grading.rubric import Check, full_pass_of, score_of
 from lastexam.layout import GRADER_STDERR, GRADER_STDOUT, GradingSandbox
 from lastexam.run.workspace import RunWorkArea
-from lastexam.sandbox.base import Mount, SandboxLimits, SandboxProvider, SandboxRequest
+from lastexam.sandbox import warm
+from lastexam.sandbox.base import (
+    Mount,
+    SandboxError,
+    SandboxLimits,
+    SandboxProvider,
+    SandboxRequest,
+)
+from lastexam.sandbox.warm import WarmWorker
 from lastexam.store.db import now_iso
 from lastexam.store.models import CheckResult, GradeRecord
 from lastexam.task.load import Task
@@ -70,6 +80,43 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
                                      "error": f"model probes still pending after {MAX_PROBE_ROUNDS} gradings"})
 
 
+def _grading_env(env: Environment) -> dict[str, str]:
+    return {
+        **env.variables(),
+        "HOME": GradingSandbox.SCRATCH,
+        "TMPDIR": "/tmp",
+        "PYTHONPATH": ":".join([GradingSandbox.LIB, *map(str, env.site_packages())]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LANG": "C.UTF-8",
+    }
+
+
+def _warm_worker(provider: SandboxProvider, area: RunWorkArea, env: Environment) -> WarmWorker | None:
+    """The run's warm grading worker for env (None: each grading starts a fresh sandbox)."""
+    return warm.worker(provider, area.root, env.name, _grading_env(env), area.lib, GradingSandbox.LIB)
+
+
+def _limits(task: Task) -> SandboxLimits:
+    limits = task.spec.limits
+    return SandboxLimits(wall_s=limits.grader_timeout_s, memory_mb=limits.grader_memory_mb,
+                         max_processes=256, watch_bytes=2 * 1024**3)
+
+
+def warm_up(provider: SandboxProvider, area: RunWorkArea, env: Environment, task: Task, name: str) -> None:
+    """Get the grading sandbox `name` ready now, while the agent works: the warm worker of env
+    started and, in the grading's own cgroup, a child of it waiting for the job."""
+    if (w := _warm_worker(provider, area, env)) is not None:
+        # Ahead of time only: a failure here is met again, and reported, by the grading.
+        with contextlib.suppress(SandboxError, OSError):
+            w.prepare(name, _limits(task))
+
+
+def warm_release(provider: SandboxProvider, area: RunWorkArea, env: Environment, name: str) -> None:
+    """Drop what warm_up prepared for `name` if no grading used it."""
+    if (w := _warm_worker(provider, area, env)) is not None:
+        w.release(name)
+
+
 def _pending_probes(data: dict[str, Any]) -> list[dict[str, str]]:
     """The harness's list of unanswered probes, checked: it comes out of the sandbox."""
     pending = data.get("pending_probes") or []
@@ -109,7 +156,6 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
     )
     (req.workdir / "context.json").write_text(json.dumps(context.to_json()))
     (req.workdir / "context.json").chmod(0o644)
-    limits = task.spec.limits
     channel_r, channel_w = os.pipe()
     sreq = SandboxRequest(
         name=req.name,
@@ -128,23 +174,10 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
             Mount(area.lib, GradingSandbox.LIB),
             *req.env.mounts(),
         ],
-        env={
-            **req.env.variables(),
-            "HOME": GradingSandbox.SCRATCH,
-            "TMPDIR": "/tmp",
-            "PYTHONPATH": ":".join([GradingSandbox.LIB, *map(str, req.env.site_packages())]),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "LANG": "C.UTF-8",
-            RESULT_FD_VAR: str(channel_w),
-        },
+        env={**_grading_env(req.env), RESULT_FD_VAR: str(channel_w)},
         pass_fds=(channel_w,),
         cwd=GradingSandbox.SCRATCH,
-        limits=SandboxLimits(
-            wall_s=limits.grader_timeout_s,
-            memory_mb=limits.grader_memory_mb,
-            max_processes=256,
-            watch_bytes=2 * 1024**3,
-        ),
+        limits=_limits(task),
         stdout=req.workdir / GRADER_STDOUT,
         stderr=req.workdir / GRADER_STDERR,
         watch=[scratch, result_dir],
@@ -152,7 +185,7 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
     started = time.monotonic()
     reader = _ChannelReader(channel_r)
     try:
-        result = provider.run(sreq)
+        result = (_warm_worker(provider, area, req.env) or provider).run(sreq)
     finally:
         os.close(channel_w)  # with the sandbox gone, the reader now sees the end
         raw, overflow = reader.finish()

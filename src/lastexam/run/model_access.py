@@ -12,16 +12,19 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lastexam.agents.base import Agent, GatewayAccess
 from lastexam.gateway.models import Budget, SessionSummary
 from lastexam.gateway.providers import ModelSpec
-from lastexam.gateway.server import Gateway
-from lastexam.gateway.session import Session
 from lastexam.layout import AgentSandbox, TrialPaths
 from lastexam.sandbox.base import Mount
 from lastexam.trajectory import build_trajectory, read_calls, write_trajectory
 from lastexam.trajectory.gateway_log import gateway_steps
+
+if TYPE_CHECKING:
+    from lastexam.gateway.server import Gateway
+    from lastexam.gateway.session import Session
 
 
 @dataclass

@@ -14,12 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from lastexam.errors import LastexamError
 from lastexam.gateway.models import Budget
 from lastexam.gateway.providers import PROVIDERS, ModelSpec, parse_model
-from lastexam.gateway.server import Gateway
 from lastexam.grading.probe import MAX_RAW_CHARS
 
 PROMPT = """You check one narrow fact for an automated grader. Answer only by calling the \
@@ -116,6 +113,8 @@ class Prober:
         self._tmp = tempfile.TemporaryDirectory(prefix="lastexam-probe-")
         self.log_dir = log_dir or Path(self._tmp.name)
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        from lastexam.gateway.server import Gateway
+
         self.gateway = Gateway(Path(self._tmp.name) / "gateway.sock")
         self.asked = 0
         self.usage: list[Any] = []  # the session summaries, one per probe
@@ -136,6 +135,8 @@ class Prober:
             number = self.asked
         log = self.log_dir / f"probe-{number:04d}.jsonl"
         session = self.gateway.open_session(f"probe-{number}", self.spec, PROBE_BUDGET, log)
+        import httpx
+
         path, body = _request(self.wire, render_prompt(question, excerpt))
         transport = httpx.HTTPTransport(uds=str(self.gateway.socket_path))
         try:

@@ -13,7 +13,6 @@ from lastexam.envs import manage as envs
 from lastexam.errors import LastexamError
 from lastexam.gateway.models import Budget
 from lastexam.gateway.providers import SCRIPTED, parse_model
-from lastexam.gateway.server import check_model
 from lastexam.layout import STAGING_PREFIX, RunPaths
 from lastexam.pool.model import utc_day
 from lastexam.run.backends import make_backend
@@ -49,6 +48,9 @@ def plan_trials(tasks: list[Task], config: RunConfig) -> list[TrialPlan]:
         budget = Budget(max_cost_usd=cell.max_cost_usd, max_tokens=cell.max_tokens)
         wire = agent.wire_for(model) if model is not None else None
         if wire is not None:
+            from lastexam.gateway.server import check_model  # only with a model: slow to import
+
+
             check_model(model, wire, budget)
         for task in tasks:
             name = task.spec.environment

@@ -12,11 +12,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lastexam import __version__
 from lastexam.errors import LastexamError
-from lastexam.gateway.server import Gateway
 from lastexam.paths import package_dir
 from lastexam.run.faults import point
 from lastexam.run.leftovers import claim_run, remove_leftovers, sweep_dead_runs
@@ -27,6 +28,9 @@ from lastexam.sandbox.base import SandboxProvider
 from lastexam.sandbox.bwrap import BwrapProvider
 from lastexam.store.db import Store, create_store
 from lastexam.store.models import HostFacts, Repro, RunConfig
+
+if TYPE_CHECKING:
+    from lastexam.gateway.server import Gateway
 
 
 def new_run_id(agent: str) -> str:
@@ -47,6 +51,7 @@ def make_provider(name: str, etc_dir: Path) -> SandboxProvider:
     return BwrapProvider(etc_dir)
 
 
+@cache
 def git_commit() -> str | None:
     try:
         out = subprocess.run(

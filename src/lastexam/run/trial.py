@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lastexam.agents.base import Agent, AgentContext
 from lastexam.desktop import launch as desktop_launch
@@ -18,11 +18,10 @@ from lastexam.desktop.spec import CAPS, DesktopSpec, desktop_for
 from lastexam.envs.manage import Environment
 from lastexam.gateway.models import Budget, SessionSummary
 from lastexam.gateway.providers import ModelSpec
-from lastexam.gateway.server import Gateway
 from lastexam.layout import AgentSandbox
 from lastexam.run.collect import inputs_state, snapshot_output
 from lastexam.run.faults import point
-from lastexam.run.grading import GradeRequest, grade
+from lastexam.run.grading import GradeRequest, grade, warm_release, warm_up
 from lastexam.run.model_access import ModelAccess, open_access, save_trajectory
 from lastexam.run.policy import POLICY, RunAborted, agent_kind, infra_kind
 from lastexam.run.probing import Prober
@@ -52,6 +51,9 @@ from lastexam.usage.channel import ExecLogChannel, check_not_hidden, pythonpath_
 from lastexam.usage.gui import gui_use
 from lastexam.usage.record import ShimNotLoaded, record_usage
 from lastexam.usage.shim import build_shim
+
+if TYPE_CHECKING:
+    from lastexam.gateway.server import Gateway
 
 
 @dataclass
@@ -130,7 +132,7 @@ class TrialRunner:
         and its policy kind."""
         key, task = plan.key, plan.task
         trial_id = key.trial_id
-        ws = self.area.trial(trial_id)
+        ws, grading = self.area.trial(trial_id), f"{self.run_id}.{trial_id}.grade"
         started_at = now_iso()
         timings: dict[str, float] = {}
         clock = time.monotonic()
@@ -153,6 +155,7 @@ class TrialRunner:
         try:
             point("stage", self.run_id, trial_id)
             ws.stage(task, self.provider.uid)
+            warm_up(self.provider, self.area, plan.env, task, grading)
             lap("stage")
             step = "agent"
             agent_version = plan.agent.version()
@@ -208,8 +211,7 @@ class TrialRunner:
                     self.provider,
                     self.area,
                     GradeRequest(
-                        task, plan.env, ws.trial.output, after, ws.grade,
-                        f"{self.run_id}.{trial_id}.grade", prober=self.prober,
+                        task, plan.env, ws.trial.output, after, ws.grade, grading, prober=self.prober,
                         probe_answers=self.recorded_probes(task),
                         task_dir=ws.task_copy(self.area, task, self.provider.uid),
                     ),
@@ -224,6 +226,7 @@ class TrialRunner:
             if kind == "harness_error":
                 error += "\n" + traceback.format_exc(limit=8)
             grade_record = None
+        warm_release(self.provider, self.area, plan.env, grading)
         if ws.root.is_dir():
             self._save_trajectory(plan, ws, agent_version, model_usage, timings.get("agent"))
             if ws.trial.agent.is_dir():  # kept with the trial so that a regrade sees the same inputs

@@ -21,6 +21,7 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -33,6 +34,7 @@ from pathlib import Path
 
 from lastexam.layout import TrialPaths
 from lastexam.paths import home_subdir, package_dir
+from lastexam.sandbox import warm
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
 
@@ -208,13 +210,8 @@ class RunWorkArea:
         if not pkg.exists():
             tmp = self.lib / ".lastexam.tmp"
             shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir(parents=True)
-            shutil.copyfile(package_dir() / "__init__.py", tmp / "__init__.py")
-            shutil.copytree(
-                package_dir() / "grading", tmp / "grading",
-                ignore=shutil.ignore_patterns("__pycache__"),
-            )
-            _precompile(tmp)
+            self.lib.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(_compiled_library(), tmp)  # copy2: the bytecode stays valid
             os.replace(tmp, pkg)
         self.usage_hook.mkdir(exist_ok=True)
         shutil.copyfile(package_dir() / "usage" / "sitecustomize.py", self.usage_hook / "sitecustomize.py")
@@ -251,6 +248,7 @@ class RunWorkArea:
         return self.root / "validate" / task_id
 
     def remove(self) -> None:
+        warm.close(self.root)  # the run's warm grading workers, whose folders are in the area
         remove_tree(self.root)
         remove_tree(self.gateway_dir)
 
@@ -263,6 +261,32 @@ def _make_world_readable(root: Path) -> None:
             mode = os.lstat(p).st_mode
             if stat.S_ISREG(mode):
                 os.chmod(p, 0o755 if mode & 0o100 else 0o644)
+
+
+def _compiled_library() -> Path:
+    """The grading library (lastexam/__init__.py and grading/) with its bytecode, built once
+    per version of its sources in LASTEXAM_HOME/lib: compiling it took a run a third of a
+    second."""
+    grading = package_dir() / "grading"
+    sources = [package_dir() / "__init__.py",
+               *sorted(p for p in grading.rglob("*") if p.is_file() and "__pycache__" not in p.parts)]
+    digest = hashlib.sha256()
+    for src in sources:
+        digest.update(str(src.relative_to(package_dir())).encode() + b"\0" + src.read_bytes() + b"\0")
+    built = home_subdir("lib") / f"grading-{digest.hexdigest()[:16]}"
+    if built.is_dir():
+        return built
+    tmp = built.with_name(f".{built.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    remove_tree(tmp)
+    for src in sources:
+        (tmp / src.relative_to(package_dir())).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, tmp / src.relative_to(package_dir()))
+    _precompile(tmp)
+    try:
+        os.rename(tmp, built)
+    except OSError:  # another run built it first
+        remove_tree(tmp)
+    return built
 
 
 def _precompile(folder: Path) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lastexam.errors import LastexamError
-from lastexam.sandbox import cgroups
+from lastexam.sandbox import cgroups, launcher
 from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
 from lastexam.sandbox.seccomp import filter_fd
 from lastexam.untrusted import tail
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 SANDBOX_UID = 1000  # the uid and gid seen inside
 SANDBOX_USER = "agent"
 WATCH_EVERY_S = 0.5
-# The launcher waits until the harness has put it in the sandbox's cgroups and says "go" on
-# the gate (a pipe), closes the gate, then becomes the sandbox: nothing inside can reach it.
+# The launcher (launch.c, else this line before prlimit and setpriv) waits until the harness has put it
+# in the sandbox's cgroups and says "go" on the gate (a pipe), closes it, then becomes the sandbox.
 GATE = 'fd=$1; shift; read -r -u "$fd" go; [ "$go" = go ] || exit 1; exec {fd}<&-; exec "$@"'
 DEFAULT_HOST_UID = 1_990_000_000  # far above any account's uid or a subordinate uid range
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -86,7 +86,7 @@ def uid_in_use(uid: int) -> str | None:
         except (OSError, StopIteration):
             continue
         # An empty command line: a zombie, or a sandbox being set up (between fork and exec).
-        if argv0 and os.path.basename(argv0) not in (b"bwrap", b"setpriv", b"prlimit"):
+        if argv0 and os.path.basename(argv0) not in (b"bwrap", b"setpriv", b"prlimit", launcher.NAME.encode()):
             return f"process {pid} ({argv0.decode(errors='replace')})"
     return None
 
@@ -225,13 +225,19 @@ class BwrapProvider:
         # the sandbox: they are set there only, so that the host-side launchers ignore them.
         env = {k: v for k, v in req.env.items() if not k.startswith("LD_")}
         inner = [a for k, v in req.env.items() if k.startswith("LD_") for a in ("--setenv", k, v)]
-        argv = self._prefix() + self._isolation_args() + self._filesystem_args(req) + inner
+        argv = self._isolation_args() + self._filesystem_args(req) + inner
         if seccomp_fd >= 0:
             argv += ["--seccomp", str(seccomp_fd)]
         argv += ["--json-status-fd", str(status_w), "--", *req.argv]
-        argv = _limits_prefix(None if cg is not None else limits.max_processes, limits.watch_bytes) + argv
-        if cg is not None:
-            argv = ["/bin/bash", "-c", GATE, "gate", str(gate_r), *argv]
+        nproc = None if cg is not None else limits.max_processes
+        program, as_uid = launcher.build_launcher(), {}
+        if program is not None:  # started as the sandbox uid: no setpriv
+            argv = [str(program), str(gate_r), str(limits.watch_bytes), str(nproc or 0), self.bwrap, *argv]
+            as_uid = {} if self.uid is None else {"user": self.uid, "group": self.uid, "extra_groups": []}
+        else:
+            argv = _limits_prefix(nproc, limits.watch_bytes) + self._prefix() + argv
+            if cg is not None:
+                argv = ["/bin/bash", "-c", GATE, "gate", str(gate_r), *argv]
         start = time.monotonic()
         try:
             with open(req.stdout, "wb") as out, open(req.stderr, "wb") as err:
@@ -243,6 +249,7 @@ class BwrapProvider:
                     env=env,
                     start_new_session=True,
                     pass_fds=tuple(fd for fd in (status_w, gate_r, seccomp_fd) if fd >= 0) + req.pass_fds,
+                    **as_uid,
                 )
         except OSError as e:
             for fd in (status_r, gate_w):

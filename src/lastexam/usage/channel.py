@@ -80,6 +80,7 @@ class ExecLogChannel:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._fds: list[int] = []
+        self._wake: tuple[int, int] | None = None
 
     def env(self, pythonpath: str = "") -> dict[str, str]:
         """What turns the exec log on in the sandbox; `pythonpath` is the agent's own, kept
@@ -107,7 +108,10 @@ class ExecLogChannel:
         # Held open by the host so that the reader never sees end-of-file while the sandbox
         # runs, however often its processes come and go.
         keeper = os.open(fifo, os.O_WRONLY | os.O_CLOEXEC)
-        self._fds = [reader, keeper]
+        # The drain thread waits on the FIFO and on this pipe, which close() writes to: it
+        # wakes at once instead of at its next poll timeout.
+        self._wake = os.pipe()
+        self._fds = [reader, keeper, *self._wake]
         # Opened by the host, the FIFO becomes write-only for the sandbox's uid (its owner): a
         # reader inside would take events before the drain (the read-only mount keeps the mode).
         if self.uid is not None:
@@ -124,6 +128,8 @@ class ExecLogChannel:
 
     def close(self) -> ChannelResult:
         self._stop.set()
+        if self._wake is not None:
+            os.write(self._wake[1], b"x")
         if self._thread is not None:
             self._thread.join()
         for fd in self._fds:
@@ -135,6 +141,8 @@ class ExecLogChannel:
     def _drain(self, fd: int, out) -> None:
         poller = select.poll()
         poller.register(fd, select.POLLIN)
+        if self._wake is not None:
+            poller.register(self._wake[0], select.POLLIN)
         after_stop = 0
         with out:
             while True:

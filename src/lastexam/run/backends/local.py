@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING
 
-from lastexam.gateway.server import Gateway
 from lastexam.run.probing import Prober
 from lastexam.run.readiness import check_ready
 from lastexam.run.session import RunSession
@@ -17,6 +17,10 @@ from lastexam.store.models import RunConfig, TrialRecord
 
 def uses_gateway(plans: list[TrialPlan]) -> bool:
     return any(p.model is not None and p.agent.wire_for(p.model) is not None for p in plans)
+
+
+if TYPE_CHECKING:
+    from lastexam.gateway.server import Gateway
 
 
 class LocalBackend:
@@ -30,6 +34,8 @@ class LocalBackend:
             prober: Prober | None) -> Iterator[TrialRecord]:
         gateway: Gateway | None = None
         if uses_gateway(plans):
+            from lastexam.gateway.server import Gateway  # only with a model: slow to import
+
             gateway = Gateway(session.area.gateway_socket())
             gateway.start()
         try:

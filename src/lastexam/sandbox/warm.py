@@ -1,0 +1,351 @@
+"""Warm grading workers: the host side of warm_worker.py.
+
+A grading's sandbox, without a fresh bwrap and a fresh Python per trial: one worker per run
+and environment (the grading library imported) forks a process per grading that gets the
+same isolation as a bwrap sandbox (new user, pid, network, ipc, uts and cgroup namespaces, a root
+holding only the system read-only and the grading's own mounts, no capabilities, no nested
+user namespaces, the seccomp filter) in a cgroup of its own made here, with the same limits
+and supervision: wall time, memory, processes, the write quota, every process killed at the
+end. A grading's slot (its cgroup, with a child of the worker already in it) is prepared
+ahead, when its trial is staged. Used when the sandbox provider is bwrap running as root with
+cgroups (the normal case); otherwise `worker` returns None and each grading starts a fresh
+sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from lastexam.sandbox import bwrap, cgroups
+from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
+from lastexam.sandbox.seccomp import fallocate_filter
+
+WORKER_SOURCE = Path(__file__).with_name("warm_worker.py")
+
+
+class WarmWorker:
+    """One worker process and the socket it takes jobs on."""
+
+    def __init__(self, provider: bwrap.BwrapProvider, folder: Path, env: dict[str, str],
+                 lib_host: Path, lib: str):
+        self.provider = provider
+        self.folder = folder  # the worker's script, its log and the mount point of its jobs' roots
+        self.env = env
+        self.lib_host, self.lib = lib_host, lib
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._sock: socket.socket | None = None
+        self._slots: dict[str, _Slot] = {}
+
+    def _spec(self) -> dict[str, object]:
+        system: list[tuple[str, str | None]] = [("/usr", None)]
+        for d in bwrap.SYSTEM_DIRS:
+            host = Path("/") / d
+            if host.is_symlink():
+                system.append((f"/{d}", os.readlink(host)))
+            elif host.is_dir():
+                system.append((f"/{d}", None))
+        system.append(("/etc", None))
+        etc = self.provider.etc_dir
+        return {
+            "uid": bwrap.SANDBOX_UID,
+            "root": str(self.folder / "root"),
+            "system": system,
+            "etc_files": [(str(etc / name), f"/etc/{name}") for name in bwrap.ETC_FILES],
+            "seccomp": (fallocate_filter() or b"").hex(),
+            "lib_host": str(self.lib_host), "lib": self.lib,
+        }
+
+    def _start(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.chmod(0o755)
+        (self.folder / "root").mkdir(exist_ok=True)
+        script = self.folder / "warm_worker.py"
+        shutil.copyfile(WORKER_SOURCE, script)
+        script.chmod(0o644)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        path = self.env["PATH"]
+        python = shutil.which("python3", path=path) or "/usr/bin/python3"
+        pythonpath = self.env.get("PYTHONPATH", "").replace(self.lib, str(self.lib_host), 1)
+        uid = self.provider.uid
+        assert uid is not None
+        # The dynamic loader's variables are the sandbox's (bwrap sets them inside only).
+        env = {k: v for k, v in self.env.items() if not k.startswith("LD_")}
+        try:
+            with open(self.folder / "worker.log", "ab") as log:
+                self._proc = subprocess.Popen(
+                    [python, "-S", "-B", str(script), str(theirs.fileno())],
+                    env={**env, "PYTHONPATH": pythonpath}, pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                    user=uid, group=uid, extra_groups=[], start_new_session=True, cwd="/",
+                )
+            ours.send(json.dumps(self._spec()).encode())
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._sock = ours
+
+    def start(self) -> None:
+        """Start the worker unless it is running (it then loads without blocking the caller)."""
+        with self._lock:
+            self._ensure_running()
+
+    def _ensure_running(self) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            self._stop()
+            self._start()
+
+    def _send(self, fds: list[int]) -> None:
+        """Hand the worker a slot's descriptors, starting it (again) when it is not running."""
+        with self._lock:
+            for attempt in (1, 2):
+                self._ensure_running()
+                assert self._sock is not None
+                try:
+                    socket.send_fds(self._sock, [b"slot"], fds)
+                    return
+                except OSError as e:
+                    if attempt == 2:
+                        raise SandboxError(f"the warm grading worker does not take jobs: {e}") from e
+                    self._stop()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    def close(self) -> None:
+        """Drop the slots no grading took, and stop the worker."""
+        with self._lock:
+            slots, self._slots = list(self._slots.values()), {}
+            self._stop()
+        for slot in slots:
+            slot.drop()
+
+    def _stop(self) -> None:
+        if self._sock is not None:
+            self._sock.close()  # the worker leaves when its socket ends
+            self._sock = None
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+    def prepare(self, name: str, limits: SandboxLimits) -> None:
+        """Get the grading sandbox `name` ready ahead of its job: its cgroup made and a child
+        of the worker already in it (see warm_worker._slot)."""
+        slot = self._new_slot(name, limits)
+        with self._lock:
+            slot, self._slots[name] = self._slots.get(name), slot
+        if slot is not None:
+            slot.drop()
+
+    def release(self, name: str) -> None:
+        """Drop the slot prepared for `name` if no grading took it."""
+        with self._lock:
+            slot = self._slots.pop(name, None)
+        if slot is not None:
+            slot.drop()
+
+    def _new_slot(self, name: str, limits: SandboxLimits) -> _Slot:
+        cgroups = self.provider.cgroups
+        assert cgroups is not None
+        try:
+            cg = cgroups.create(name, limits.memory_mb * 1024 * 1024, limits.max_processes)
+        except OSError as e:
+            raise SandboxError(f"cannot create cgroup {name}: {e}") from e
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        slot = _Slot(cg, ours, (limits.memory_mb, limits.max_processes))
+        procs: list[int] = []
+        try:
+            procs = [os.open(f, os.O_WRONLY) for f in cg.procs_files]
+            self._send([theirs.fileno(), *procs])
+        except BaseException:
+            slot.drop()
+            raise
+        finally:
+            theirs.close()
+            for fd in procs:
+                os.close(fd)
+        return slot
+
+    def _take_slot(self, req: SandboxRequest) -> _Slot:
+        with self._lock:
+            slot = self._slots.pop(req.name, None)
+        if slot is not None and slot.limits != (req.limits.memory_mb, req.limits.max_processes):
+            slot.drop()
+            slot = None
+        return slot or self._new_slot(req.name, req.limits)
+
+    def run(self, req: SandboxRequest) -> SandboxResult:
+        """Run `req`, a grading harness's sandbox (python3 -S -B .../harness.py CONTEXT RESULT:
+        only the last two arguments are read), in its slot (prepared now if it was not)."""
+        limits = req.limits
+        header = json.dumps({
+            "mounts": [(str(m.source), m.target, m.writable) for m in req.mounts],
+            "env": req.env, "cwd": req.cwd, "argv": req.argv[-2:],
+            "fsize": limits.watch_bytes, "tmp_bytes": limits.tmp_mb * 1024 * 1024,
+            "pass_fds": list(req.pass_fds),
+        }).encode()
+        status_r, status_w = os.pipe()
+        fds = [status_w]
+        slot = None
+        try:
+            fds = [os.open(req.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+                   os.open(req.stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), status_w]
+            for attempt in (1, 2):  # a slot of a worker that has died meanwhile: a new one
+                slot = self._take_slot(req)
+                start = time.monotonic()
+                try:
+                    socket.send_fds(slot.channel, [header], fds + list(req.pass_fds))
+                    break
+                except OSError as e:
+                    slot.drop()
+                    if attempt == 2:
+                        raise SandboxError(f"the warm grading worker does not take jobs: {e}") from e
+        except BaseException:
+            os.close(status_r)
+            if slot is not None:
+                slot.drop()
+            raise
+        finally:
+            for fd in fds:
+                os.close(fd)
+        slot.channel.close()
+        cg = slot.cgroup
+        killed = _supervise(status_r, req, start, cg)
+        raw = _read_all(status_r)
+        wall = time.monotonic() - start
+        survivors = cg.kill_all()
+        if killed is None and cg.oom_killed():
+            killed = "memory"
+        peak = cg.peak_memory()
+        if survivors == 0:
+            cg.remove()
+        exit_code = None
+        if len(raw) == 4:
+            exit_code = os.waitstatus_to_exitcode(struct.unpack("=i", raw)[0])
+        return SandboxResult(exit_code=exit_code, killed=killed, wall_s=wall,
+                             peak_memory_bytes=peak, survivors=survivors)
+
+
+@dataclass
+class _Slot:
+    """A child of the worker waiting in its cgroup for one job, sent on `channel`."""
+
+    cgroup: cgroups.Cgroup
+    channel: socket.socket
+    limits: tuple[int, int]  # memory_mb, max_processes: what the cgroup was made with
+
+    def drop(self) -> None:
+        self.channel.close()  # the child leaves when its channel ends
+        self.cgroup.kill_all()
+        self.cgroup.remove()
+
+
+def _supervise(status_r: int, req: SandboxRequest, start: float, cg: cgroups.Cgroup) -> str | None:
+    """Wait for the job's status (its end), enforcing the wall-time cap and the write quota."""
+    limits = req.limits
+    deadline = start + limits.wall_s
+    next_watch = start + bwrap.WATCH_EVERY_S if req.watch else float("inf")
+    poller = select.poll()
+    poller.register(status_r, select.POLLIN | select.POLLHUP)
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            cg.kill_all()
+            return "timeout"
+        if now >= next_watch:
+            next_watch = now + bwrap.WATCH_EVERY_S
+            if bwrap._over_quota(req.watch, limits):
+                cg.kill_all()
+                return "output_limit"
+        wake = min(deadline, next_watch) - now
+        if poller.poll(max(1, int(wake * 1000) + 1)):
+            return None
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    try:
+        while data := os.read(fd, 64):
+            chunks.append(data)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+class WarmPool:
+    """The warm workers of one run's work area, one per environment."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._workers: dict[str, WarmWorker] = {}
+        self._lock = threading.Lock()
+
+    def worker(self, provider: bwrap.BwrapProvider, env_name: str, env: dict[str, str],
+               lib_host: Path, lib: str) -> WarmWorker:
+        with self._lock:
+            if env_name not in self._workers:
+                self._workers[env_name] = WarmWorker(provider, self.folder / env_name, env, lib_host, lib)
+            return self._workers[env_name]
+
+    def pids(self) -> dict[str, int | None]:
+        """Each environment's worker process (None: not running)."""
+        with self._lock:
+            return {name: w.pid for name, w in self._workers.items()}
+
+    def close(self) -> None:
+        with self._lock:
+            for w in self._workers.values():
+                w.close()
+            self._workers.clear()
+
+
+_POOLS: dict[Path, WarmPool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def usable(provider: object) -> bool:
+    """Whether gradings can run warm under this provider (else: a fresh sandbox each)."""
+    return (isinstance(provider, bwrap.BwrapProvider) and provider.uid is not None
+            and provider.cgroups is not None and os.environ.get("LASTEXAM_WARM_GRADING", "1") != "0")
+
+
+def worker(provider: object, area_root: Path, env_name: str, env: dict[str, str],
+           lib_host: Path, lib: str) -> WarmWorker | None:
+    """The run's warm worker for an environment (its gradings' variables `env`, the grading
+    library at `lib`, from `lib_host`), or None when gradings cannot run warm here."""
+    if not usable(provider):
+        return None
+    assert isinstance(provider, bwrap.BwrapProvider)
+    with _POOLS_LOCK:
+        pool = _POOLS.setdefault(area_root, WarmPool(area_root / "warm"))
+    return pool.worker(provider, env_name, env, lib_host, lib)
+
+
+def pool(area_root: Path) -> WarmPool | None:
+    with _POOLS_LOCK:
+        return _POOLS.get(area_root)
+
+
+def close(area_root: Path) -> None:
+    """Stop the run's warm workers (when its work area goes)."""
+    with _POOLS_LOCK:
+        pool = _POOLS.pop(area_root, None)
+    if pool is not None:
+        pool.close()

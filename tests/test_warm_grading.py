@@ -1,0 +1,165 @@
+"""Gradings forked by the run's warm grading worker (sandbox/warm.py): one grading cannot see
+another's files, and a grader that crashes or hangs is its trial's grader_error while the
+worker goes on grading the next trials."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import COLUMN_TOTAL
+from lastexam.envs import manage as envs
+from lastexam.run.grading import GradeRequest, grade, warm_release, warm_up
+from lastexam.run.session import new_run_id, open_run
+from lastexam.sandbox import warm
+from lastexam.sandbox.cgroups import Cgroup
+from lastexam.store.models import RunConfig
+from lastexam.task.load import load_task
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="warm gradings need root and cgroups")
+
+# Reads every path named in the output's paths.txt (another grading's files, by their host
+# path and by the path a grading sees) and lists what it finds; a check fails per path read.
+PEEKING_GRADER = '''
+import os
+from lastexam.grading import Outcome, Rubric
+
+
+def grade(ctx):
+    r = Rubric()
+    r.check("own secret seen", 1, (ctx.output / "secret.txt").is_file())
+    others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
+    r.check("no other process", 1, Outcome(not others, str(others)))
+    for path in (ctx.output / "paths.txt").read_text().split():
+        try:
+            found = os.listdir(path) if os.path.isdir(path) else [open(path).read()]
+        except OSError:
+            found = []
+        r.check(f"nothing at {path}", 1, Outcome(not found, str(found)[:200]))
+    return r
+'''
+
+
+def _task(tmp_path: Path, grader: str, limits: str = "") -> Path:
+    task = tmp_path / "tasks" / "column-total"
+    shutil.copytree(COLUMN_TOTAL, task, ignore=shutil.ignore_patterns("fixtures"))
+    (task / "grader.py").write_text(grader)
+    if limits:
+        toml = task / "task.toml"
+        toml.write_text(toml.read_text() + f"\n[limits]\n{limits}\n")
+    return task
+
+
+def _request(area_root: Path, task, name: str, files: dict[str, str]) -> GradeRequest:
+    folder = area_root / "trials" / name
+    output = folder / "output"
+    output.mkdir(parents=True)
+    folder.chmod(0o755)
+    for file, text in files.items():
+        (output / file).write_text(text)
+        (output / file).chmod(0o644)
+    return GradeRequest(task, envs.load(task.spec.environment, task.path), output, {},
+                        folder / "grade", f"{area_root.name}.{name}.grade")
+
+
+def _session(tmp_path: Path):
+    run_id = new_run_id("warm-test")
+    return open_run(run_id, tmp_path / "run", create=RunConfig(task_paths=[], agent="nop"))
+
+
+def test_one_grading_cannot_see_another_gradings_files(tmp_path: Path) -> None:
+    task = load_task(_task(tmp_path, PEEKING_GRADER))
+    with _session(tmp_path) as session:
+        assert warm.usable(session.provider)
+        area = session.area.root
+        secrets_ = {n: secrets.token_hex(8) for n in ("a", "b")}
+        requests = {}
+        for me, other in (("a", "b"), ("b", "a")):
+            other_output = area / "trials" / other / "output"
+            paths = [str(other_output), str(other_output / "secret.txt"),
+                     str(area / "trials" / other / "grade" / "scratch"), str(area / "trials")]
+            requests[me] = _request(area, task, me, {"secret.txt": secrets_[me],
+                                                     "paths.txt": "\n".join(paths)})
+        for d in ("a", "b"):  # both gradings' files exist while either one runs
+            (area / "trials" / d / "grade").mkdir()
+        graded = {}
+        threads = [threading.Thread(target=lambda n=n: graded.setdefault(n, grade(
+            session.provider, session.area, requests[n]))) for n in requests]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    for name, record in graded.items():
+        assert record.ok, record.error
+        checks = {c.name: c for c in record.checks}
+        assert checks["own secret seen"].passed
+        leaked = {c.name: c.message for c in record.checks if not c.passed}
+        assert not leaked, (name, leaked)
+        assert len(checks) == 7  # the tamper gate, the own secret, no process, four paths
+
+
+# Crashes, hangs (with a child of its own) or grades, as the output's mode.txt says.
+MOODY_GRADER = '''
+import ctypes
+import subprocess
+from lastexam.grading import Rubric
+
+
+def grade(ctx):
+    mode = (ctx.output / "mode.txt").read_text()
+    if mode == "crash":
+        ctypes.string_at(0)
+    if mode == "hang":
+        subprocess.Popen(["sleep", "600"])
+        while True:
+            pass
+    r = Rubric()
+    r.check("graded", 1, True)
+    return r
+'''
+
+
+def test_a_crashing_or_hanging_grader_leaves_the_worker_grading(tmp_path: Path) -> None:
+    task = load_task(_task(tmp_path, MOODY_GRADER, "grader_timeout_s = 5"))
+    with _session(tmp_path) as session:
+        area = session.area
+        seen_pids = set()
+        outcomes = []
+        for name, mode in (("a", "crash"), ("b", "good"), ("c", "hang"), ("d", "good")):
+            record = grade(session.provider, area, _request(area.root, task, name, {"mode.txt": mode}))
+            running = warm.pool(area.root)
+            assert running is not None
+            seen_pids.add(running.pids()[task.spec.environment])
+            outcomes.append((mode, record.ok, record.score, record.error or ""))
+    assert outcomes[0][1] is False and "no result" in outcomes[0][3]
+    assert outcomes[1][1:3] == (True, 1.0)
+    assert outcomes[2][1] is False and "timeout" in outcomes[2][3]
+    assert outcomes[3][1:3] == (True, 1.0)
+    assert len(seen_pids) == 1 and None not in seen_pids  # one worker, alive after each grading
+
+
+def test_a_prepared_grading_that_no_trial_takes_leaves_nothing(tmp_path: Path) -> None:
+    """warm_up's slot (a cgroup with a child of the worker waiting in it) is gone once
+    released: no cgroup, no process."""
+    task = load_task(_task(tmp_path, PEEKING_GRADER))
+    env = envs.load(task.spec.environment, task.path)
+    with _session(tmp_path) as session:
+        name = f"{session.area.root.name}.unused.grade"
+        warm_up(session.provider, session.area, env, task, name)
+        manager = session.provider.cgroups
+        assert manager is not None
+        slot = Cgroup(manager.version, [base / name for base in manager.bases])
+        deadline = time.monotonic() + 30
+        while not slot.pids() and time.monotonic() < deadline:  # the worker starts, its child joins
+            time.sleep(0.05)
+        waiting = slot.pids()
+        assert waiting
+        warm_release(session.provider, session.area, env, name)
+        assert not any(d.exists() for d in slot.dirs)
+        assert not [pid for pid in waiting if Path(f"/proc/{pid}").exists()]
