@@ -8,7 +8,9 @@ Floor: per trial, two bare launches of bwrap with the same namespaces and mounts
 /bin/true (no cgroup, no uid switch, no supervision), plus one SQLite commit of a row. Both run sequentially and with K threads.
 Also: the median step timings of the harness's trials (stage, agent, collect, grade, record
 from each trial.json), and the wall time of a whole one-trial `lastexam run` from process
-start to printed result. Prints medians and ratios; run by hand (shared machines are noisy).
+start to printed result; and, when inspect_ai is installed (the [interop] extra), Inspect's
+local sandbox with its mock model per sample (benchmarks/inspect_overhead.py), in the same run.
+Prints medians and ratios; run by hand (shared machines are noisy).
 The same script measures another checkout when run with that checkout's Python (its venv).
 """
 
@@ -25,6 +27,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import ModuleType
 
 from lastexam.run.runner import execute, new_run_id
 from lastexam.run.workspace import RunWorkArea
@@ -104,6 +107,18 @@ def one_trial_cli(repeats: int, tmp: Path) -> list[float]:
     return times[1:]
 
 
+def _inspect_module(tmp: Path) -> ModuleType | None:
+    """benchmarks/inspect_overhead.py, warmed up, or None without inspect_ai."""
+    try:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import inspect_overhead
+    except ImportError:
+        print("(inspect_ai not installed: no Inspect column; pip install -e '.[interop]')")
+        return None
+    inspect_overhead.warm_up(tmp)
+    return inspect_overhead
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--trials", type=int, default=200)
@@ -113,13 +128,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         print(f"{args.trials} trials per measurement, {args.rounds} rounds, medians in ms per trial")
-        print(f"{'concurrency':>11} {'harness':>9} {'floor':>9} {'ratio':>7}")
+        inspect = _inspect_module(tmp)
+        print(f"{'concurrency':>11} {'harness':>9} {'floor':>9} {'ratio':>7}"
+              + (f" {'inspect':>9}" if inspect else ""))
         steps: dict[int, dict[str, list[float]]] = {}
         for k in args.concurrency:
             steps[k] = {}
             h = statistics.median(harness(args.trials, k, tmp, steps[k]) for _ in range(args.rounds))
             f = statistics.median(floor(args.trials, k, tmp) for _ in range(args.rounds))
-            print(f"{k:>11} {h * 1000:>9.1f} {f * 1000:>9.1f} {h / f:>6.2f}x")
+            i = statistics.median(inspect.per_sample(args.trials, k, tmp) for _ in range(args.rounds)) \
+                if inspect else None
+            print(f"{k:>11} {h * 1000:>9.1f} {f * 1000:>9.1f} {h / f:>6.2f}x"
+                  + (f" {i * 1000:>9.1f}" if i is not None else ""))
         print("median step timings of those trials (trial.json), ms:")
         for k, by_step in steps.items():
             parts = [f"{s} {statistics.median(by_step[s]) * 1000:.1f}" for s in STEPS if s in by_step]

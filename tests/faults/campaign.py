@@ -141,7 +141,9 @@ def run_ids(trace: Path) -> set[str]:
 
 
 def lastexam_home() -> Path:
-    sys.path.insert(0, str(ROOT / "src"))
+    # Imported from the installed package: putting src/ on sys.path would also expose its
+    # lastexam.egg-info, which hides the editable install's metadata (Inspect then registers
+    # lastexam's tasks without their "lastexam/" namespace in this process).
     from lastexam.paths import lastexam_home as home
 
     return home()
