@@ -7,8 +7,10 @@ fields back; any other takes the cluster, subdomain, environment and tier it is 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import stat
 import uuid
 from dataclasses import dataclass
 from importlib import resources
@@ -35,6 +37,7 @@ TIER_OF_DIFFICULTY = {"easy": "near-term", "medium": "near-term", "hard": "full-
 CANARY_LINE = re.compile(r"^\s*(<!--.*canary.*-->|#.*canary.*)\s*$", re.IGNORECASE)
 EXPORTED_INPUTS = "task/inputs"  # where an exported task's tests/ hold the pristine inputs
 NOT_INPUTS = ("Dockerfile", "docker-compose.yaml", "docker-compose.yml", "compose.yaml")
+MAX_IMPORT_BYTES = 2 * 1024**3  # a Harbor task folder larger than this is refused
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class ImportChoices:
 
 def import_task(src: Path, out: Path | None, choices: ImportChoices) -> Path:
     """Write the task as out/<id>/ (default: the project's tasks/<cluster>/<id>/)."""
+    _check_tree(src)
     cfg = load_model(src / "task.toml", HarborTaskConfig, what="Harbor task.toml")
     for required in ("instruction.md", "tests/test.sh"):
         if not (src / required).is_file():
@@ -76,6 +80,29 @@ def import_task(src: Path, out: Path | None, choices: ImportChoices) -> Path:
     _solution(src, dest / "solution", None if exported else workdir)
     _fixtures(dest / "fixtures")
     return dest
+
+
+def _check_tree(src: Path) -> None:
+    """The folder holds only folders and regular files, within MAX_IMPORT_BYTES: a link would
+    have the import copy what it points at (a host file, the whole disk, a loop), a FIFO would
+    block it."""
+    if not src.is_dir():
+        raise LastexamError("not a folder: give a Harbor task folder", path=src)
+    total = 0
+    for folder, dirs, files in os.walk(src):  # links to folders are listed, not followed
+        for name in dirs + files:
+            path = Path(folder) / name
+            st = path.lstat()
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+                raise LastexamError(f"{path.relative_to(src).as_posix()} is {kind}: a Harbor task "
+                                    "to import holds only folders and regular files", path=path)
+            total += st.st_size
+            if total > MAX_IMPORT_BYTES:
+                raise LastexamError(f"the task folder holds more than {MAX_IMPORT_BYTES} bytes "
+                                    f"(at {path.relative_to(src).as_posix()})", path=src)
 
 
 def _exported(cfg: HarborTaskConfig, src: Path) -> ExportedFrom | None:
