@@ -4,6 +4,7 @@ field, before anything is written; nothing outside the task folder is read into 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -65,6 +66,11 @@ HOSTILE: list[tuple[str, Edit, str]] = [
     ("a file past the size cap (sparse)", lambda t, s: _sparse(t / "environment" / "huge.bin"),
      "environment/huge.bin"),
     ("a FIFO in environment/", lambda t, s: os.mkfifo(t / "environment" / "pipe"), "environment/pipe"),
+    ("an exported task without tests/lastexam.json", lambda t, s: _exported(t, None), "lastexam.json"),
+    ("an exported task whose tests/lastexam.json is not JSON",
+     lambda t, s: _exported(t, "{not json"), "lastexam.json"),
+    ("an exported task whose tests/lastexam.json is a list",
+     lambda t, s: _exported(t, json.dumps(["canary"])), "lastexam.json"),
 ]
 
 

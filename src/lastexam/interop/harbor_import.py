@@ -56,6 +56,7 @@ def import_task(src: Path, out: Path | None, choices: ImportChoices) -> Path:
         if not (src / required).is_file():
             raise LastexamError(f"a Harbor task needs {required}", path=src / required)
     exported = _exported(cfg, src)
+    old_canary = _exported_canary(src) if exported else ""
     canary = str(uuid.uuid4())
     spec = _spec(src, cfg, exported, choices, canary)
     dest = (out or default_tasks_dir() / spec.cluster) / spec.id
@@ -71,7 +72,7 @@ def import_task(src: Path, out: Path | None, choices: ImportChoices) -> Path:
         instruction = _moved(instruction, workdir) + _where_note(workdir)
     (dest / "instruction.md").write_text(f"<!-- lastexam canary {canary} -->\n{instruction}")
     _inputs(src, dest / "inputs", exported is not None)
-    _reference(src, dest / "reference", exported, canary,
+    _reference(src, dest / "reference", exported, old_canary, canary,
                ImportedGrading(canary=canary, source=cfg.task.name if cfg.task and cfg.task.name
                                else src.name, paths=paths,
                                timeout_s=cfg.verifier.timeout_sec))
@@ -114,6 +115,21 @@ def _exported(cfg: HarborTaskConfig, src: Path) -> ExportedFrom | None:
     except ValidationError as e:
         raise LastexamError(describe_validation_error(e).replace("field '", "field 'metadata.lastexam."),
                             path=src / "task.toml") from None
+
+
+def _exported_canary(src: Path) -> str:
+    """The canary an exported task's tests/lastexam.json names (replaced by the new one)."""
+    path = src / "tests" / "lastexam.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LastexamError("a task with [metadata.lastexam] needs tests/lastexam.json", path=path) from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise LastexamError(f"not readable JSON: {e}", path=path) from None
+    canary = data.get("canary", "") if isinstance(data, dict) else None
+    if not isinstance(canary, str):
+        raise LastexamError("must be a JSON object whose canary is a string", path=path, field="canary")
+    return canary
 
 
 def _spec(src: Path, cfg: HarborTaskConfig, ex: ExportedFrom | None, choices: ImportChoices,
@@ -198,13 +214,12 @@ def _inputs(src: Path, dest: Path, exported: bool) -> None:
         (dest / "README.txt").write_text("This task has no input files.\n")
 
 
-def _reference(src: Path, dest: Path, ex: ExportedFrom | None, canary: str,
+def _reference(src: Path, dest: Path, ex: ExportedFrom | None, old: str, canary: str,
                grading: ImportedGrading) -> None:
     tests = dest / "tests"
     shutil.copytree(src / "tests", tests, ignore=shutil.ignore_patterns("__pycache__"))
     inputs_in_tests: list[str] = []
     if ex is not None:
-        old = json.loads((tests / "lastexam.json").read_text()).get("canary", "")
         if (tests / EXPORTED_INPUTS).is_dir():  # a copy of inputs/: restored at grading time
             shutil.rmtree(tests / EXPORTED_INPUTS)
             inputs_in_tests.append(EXPORTED_INPUTS)
