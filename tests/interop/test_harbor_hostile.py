@@ -71,6 +71,18 @@ HOSTILE: list[tuple[str, Edit, str]] = [
      lambda t, s: _exported(t, "{not json"), "lastexam.json"),
     ("an exported task whose tests/lastexam.json is a list",
      lambda t, s: _exported(t, json.dumps(["canary"])), "lastexam.json"),
+    ("the root as working folder",
+     lambda t, s: (t / "task.toml").write_text('[environment]\nworkdir = "/"\n'), "environment.workdir"),
+    ("a relative working folder",
+     lambda t, s: (t / "task.toml").write_text('[environment]\nworkdir = "app"\n'), "environment.workdir"),
+    ("a working folder with ..",
+     lambda t, s: (t / "task.toml").write_text('[environment]\nworkdir = "/app/../logs"\n'),
+     "environment.workdir"),
+    ("the root as the Dockerfile's WORKDIR",
+     lambda t, s: (t / "environment" / "Dockerfile").write_text("FROM debian\nWORKDIR /\n"),
+     "environment/Dockerfile"),
+    ("the verifier's folder as working folder",
+     lambda t, s: (t / "task.toml").write_text('[environment]\nworkdir = "/tests"\n'), "environment.workdir"),
 ]
 
 

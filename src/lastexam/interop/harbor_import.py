@@ -25,6 +25,7 @@ from lastexam.interop.harbor_spec import (
     ExportedFrom,
     HarborTaskConfig,
     ImportedGrading,
+    checked_workdir,
 )
 from lastexam.interop.toml_out import dumps
 from lastexam.layout import AgentSandbox
@@ -182,7 +183,12 @@ def _dockerfile_workdir(src: Path) -> str | None:
     if not docker.is_file():
         return None
     found = re.findall(r"(?im)^\s*WORKDIR\s+(\S+)\s*$", docker.read_text(errors="replace"))
-    return found[-1] if found and found[-1].startswith("/") else None
+    if not found or not found[-1].startswith("/"):
+        return None
+    try:
+        return checked_workdir(found[-1])
+    except ValueError as e:
+        raise LastexamError(f"its last WORKDIR: {e}", path=docker) from None
 
 
 def _strip_canary(text: str) -> str:

@@ -6,11 +6,25 @@ What lastexam knows of the task it exported is kept under [metadata.lastexam].""
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 DEFAULT_WORKDIR = "/app"  # Terminal-Bench's usual WORKDIR, when a task names none
+# The verifier's own folders, which the imported grader maps apart from the working folder.
+VERIFIER_DIRS = ("/tests", "/logs")
+
+
+def checked_workdir(path: str) -> str:
+    """A task's working folder as the imported grader can map it (its instruction and tests
+    name it): an absolute path, not the root, without `..`, apart from the verifier's folders."""
+    p = PurePosixPath(path)
+    if not p.is_absolute() or path.startswith("//") or ".." in p.parts or p == PurePosixPath("/"):
+        raise ValueError(f"{path!r} is not an absolute folder below / without '..'")
+    if any(p == PurePosixPath(d) or p.is_relative_to(d) for d in VERIFIER_DIRS):
+        raise ValueError(f"{path!r} is inside the verifier's folders {', '.join(VERIFIER_DIRS)}")
+    return str(p)
 
 
 class _Loose(BaseModel):
@@ -35,6 +49,11 @@ class HarborEnvironment(_Loose):
     memory_mb: int | None = Field(None, gt=0)
     workdir: str | None = None
     docker_image: str | None = None
+
+    @field_validator("workdir")
+    @classmethod
+    def _workdir(cls, v: str | None) -> str | None:
+        return None if v is None else checked_workdir(v)
 
 
 class HarborTaskConfig(_Loose):
