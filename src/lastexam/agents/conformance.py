@@ -99,7 +99,7 @@ def check_agent(name: str, task: Path, args: dict[str, str], out: Path,
     report.checks += [
         solved(solve),
         through_gateway(solve, agent, model),
-        tool_calls_kept(solve, solve_script),
+        tool_calls_kept(solve, solve_script, agent),
         stopped_by_budget(budget),
         no_secrets([solve.run_dir, budget.run_dir], key),
     ]
@@ -126,7 +126,12 @@ def through_gateway(run: TrialRun, agent: Agent, model: ModelSpec) -> CheckRow:
                            f"(the adapter's: {expected})")
 
 
-def tool_calls_kept(run: TrialRun, script: Script) -> CheckRow:
+def reads_native_log(agent: Agent) -> bool:
+    """The adapter converts its client's own log (else the gateway log is its trajectory)."""
+    return type(agent).native_steps is not Agent.native_steps
+
+
+def tool_calls_kept(run: TrialRun, script: Script, agent: Agent) -> CheckRow:
     commands = [t.shell for t in script.turns if t.shell is not None]
     path = run.folder / "trajectory.json"
     if not path.is_file():
@@ -136,9 +141,14 @@ def tool_calls_kept(run: TrialRun, script: Script) -> CheckRow:
               for s in _strings(call.get("arguments"))]
     found = sum(1 for c in commands if any(c.strip() in v for v in values))
     notes = traj.get("notes") or ""
-    source = "from the gateway log" if "no native agent log" in notes else "from the native log"
-    return CheckRow(check="trajectory has every tool call", ok=found == len(commands),
-                    detail=f"{found} of {len(commands)} scripted tool calls, steps {source}")
+    from_gateway = "no native agent log" in notes
+    source = "from the gateway log" if from_gateway else "from the native log"
+    # An adapter whose converter could not read its client's log falls back on the gateway log,
+    # which holds every call the model asked for: that would pass a broken converter.
+    lost = from_gateway and reads_native_log(agent)
+    return CheckRow(check="trajectory has every tool call", ok=found == len(commands) and not lost,
+                    detail=f"{found} of {len(commands)} scripted tool calls, steps {source}"
+                           + (" (the adapter reads a native log: its steps were lost)" if lost else ""))
 
 
 def stopped_by_budget(run: TrialRun) -> CheckRow:
