@@ -1,12 +1,13 @@
 """`lastexam agents check`'s rules that need no trial: an adapter that reads a native log passes
-the trajectory check only from that log. (tests/agents/test_conformance.py runs the whole check.)"""
+the trajectory check only from that log, and an adapter that is handed the solution is refused
+before anything runs. (tests/agents/test_conformance.py runs the whole check.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from lastexam.agents.base import Agent
-from lastexam.agents.conformance import TrialRun, scripts, tool_calls_kept
+from lastexam.agents.conformance import TrialRun, check_agent, scripts, tool_calls_kept
 from lastexam.agents.lastexam_agent import LastexamAgent
 from lastexam.store.models import TrialRecord
 from lastexam.trajectory import build_trajectory, write_trajectory
@@ -14,6 +15,13 @@ from lastexam.trajectory.schema import Step, ToolCall
 from tests.agents.conftest import ROOT
 
 TASK = ROOT / "tests" / "data" / "tasks" / "other" / "column-total"
+
+
+class SolutionSeeingAgent(LastexamAgent):
+    """Handed the task's solution/ (as the oracle is): it could solve without the model."""
+
+    name = "rules-solution-seeing"
+    sees_solution = True
 
 
 class NoLogAgent(LastexamAgent):
@@ -48,3 +56,12 @@ def test_an_adapter_reading_a_native_log_passes_only_from_it(tmp_path: Path) -> 
 def test_an_adapter_without_a_native_log_passes_from_the_gateway_log(tmp_path: Path) -> None:
     row = tool_calls_kept(_run(tmp_path / "gw", from_gateway=True), scripts(TASK)[0], NoLogAgent())
     assert row.ok, row.detail
+
+
+def test_an_adapter_that_sees_the_solution_is_refused(tmp_path: Path) -> None:
+    report = check_agent(f"{__name__}:SolutionSeeingAgent", TASK, {}, tmp_path / "check",
+                         log=lambda _m: None)
+    assert not report.passed
+    row = next(c for c in report.checks if c.check == "does not see the solution")
+    assert not row.ok
+    assert not (tmp_path / "check" / "solve").exists()  # nothing was run

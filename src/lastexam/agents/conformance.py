@@ -84,6 +84,9 @@ def check_agent(name: str, task: Path, args: dict[str, str], out: Path,
     if not agent.needs_model:
         report.checks.append(CheckRow(check="talks to a model", ok=False,
                                       detail="the agent takes no model: nothing to check"))
+    if agent.sees_solution:  # it could solve the task without the model
+        report.checks.append(CheckRow(check="does not see the solution", ok=False,
+                                      detail="the adapter is handed the task's solution/ (sees_solution)"))
     if not report.passed:
         return report
     solve_script, budget_script = scripts(task)
