@@ -13,6 +13,7 @@ import pytest
 
 from lastexam.errors import LastexamError
 from lastexam.interop.harbor_import import MAX_IMPORT_BYTES, ImportChoices, import_task
+from lastexam.task.load import load_task
 
 EXPORTED = (
     "[metadata.lastexam]\nid = 'forged'\ntitle = 'Forged'\nsummary = 'A forged export.'\n"
@@ -83,6 +84,10 @@ HOSTILE: list[tuple[str, Edit, str]] = [
      "environment/Dockerfile"),
     ("the verifier's folder as working folder",
      lambda t, s: (t / "task.toml").write_text('[environment]\nworkdir = "/tests"\n'), "environment.workdir"),
+    ("an infinite verifier timeout",
+     lambda t, s: (t / "task.toml").write_text("[verifier]\ntimeout_sec = inf\n"), "verifier.timeout_sec"),
+    ("an infinite agent timeout",
+     lambda t, s: (t / "task.toml").write_text("[agent]\ntimeout_sec = inf\n"), "agent.timeout_sec"),
 ]
 
 
@@ -101,3 +106,11 @@ def test_a_plain_task_still_imports(tmp_path: Path) -> None:
     dest = import_task(_task(tmp_path / "harbor"), tmp_path / "back", ImportChoices())
     assert (dest / "reference" / "tests" / "test.sh").is_file()
     assert "/task/output/hello.txt" in (dest / "instruction.md").read_text()
+
+
+def test_a_huge_verifier_timeout_is_held_to_the_graders(tmp_path: Path) -> None:
+    src = _task(tmp_path / "harbor")
+    (src / "task.toml").write_text("[verifier]\ntimeout_sec = 1e300\n")
+    dest = import_task(src, tmp_path / "back", ImportChoices())
+    grading = json.loads((dest / "reference" / "harbor.json").read_text())
+    assert grading["timeout_s"] <= load_task(dest).spec.limits.grader_timeout_s == 3600

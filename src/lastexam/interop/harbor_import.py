@@ -76,7 +76,9 @@ def import_task(src: Path, out: Path | None, choices: ImportChoices) -> Path:
     _reference(src, dest / "reference", exported, old_canary, canary,
                ImportedGrading(canary=canary, source=cfg.task.name if cfg.task and cfg.task.name
                                else src.name, paths=paths,
-                               timeout_s=cfg.verifier.timeout_sec))
+                               # within the grading sandbox's own limit
+                               timeout_s=min(cfg.verifier.timeout_sec,
+                                             spec.limits.grader_timeout_s)))
     files = resources.files("lastexam.interop").joinpath("harbor_files")
     (dest / "grader.py").write_text(files.joinpath("imported_grader.py").read_text())
     _solution(src, dest / "solution", None if exported else workdir)

@@ -38,11 +38,11 @@ class HarborPackage(_Loose):
 
 
 class HarborAgent(_Loose):
-    timeout_sec: float | None = Field(None, gt=0)
+    timeout_sec: float | None = Field(None, gt=0, allow_inf_nan=False)
 
 
 class HarborVerifier(_Loose):
-    timeout_sec: float = Field(600.0, gt=0)
+    timeout_sec: float = Field(600.0, gt=0, allow_inf_nan=False)
 
 
 class HarborEnvironment(_Loose):
