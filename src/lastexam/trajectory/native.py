@@ -8,6 +8,7 @@ not understood are skipped: a trajectory is evidence, never a reason for a trial
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,21 @@ def _events(path: Path, b: StepBuilder) -> Iterator[dict[str, Any]]:
             continue
         if isinstance(event, dict):
             yield event
+
+
+def count(value: Any) -> int:
+    """A token count as a log gives it: a finite number >= 0, else 0 (as when absent)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return 0
+    return max(0, int(value))
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _clip(text: Any) -> str:
@@ -145,10 +161,10 @@ class StepBuilder:
 
 
 def _anthropic_metrics(u: dict[str, Any]) -> Metrics:
-    cached = int(u.get("cache_read_input_tokens") or 0)
-    written = int(u.get("cache_creation_input_tokens") or 0)
-    return Metrics(prompt_tokens=int(u.get("input_tokens") or 0) + cached + written,
-                   completion_tokens=int(u.get("output_tokens") or 0), cached_tokens=cached,
+    cached = count(u.get("cache_read_input_tokens"))
+    written = count(u.get("cache_creation_input_tokens"))
+    return Metrics(prompt_tokens=count(u.get("input_tokens")) + cached + written,
+                   completion_tokens=count(u.get("output_tokens")), cached_tokens=cached,
                    extra={"cache_write_tokens": written} if written else None)
 
 
@@ -160,12 +176,12 @@ def claude_code_steps(path: Path) -> list[Step] | None:
         kind = e.get("type")
         if kind == "assistant":
             seen = True
-            msg = e.get("message") or {}
+            msg = as_dict(e.get("message"))
             if msg.get("id") != current_id:
                 b.close()
                 current_id = msg.get("id")
-            for block in msg.get("content") or []:
-                t = block.get("type")
+            for block in as_list(msg.get("content")):
+                t = as_dict(block).get("type")
                 if t == "text":
                     b.text(block.get("text", ""))
                 elif t == "thinking":
@@ -175,9 +191,8 @@ def claude_code_steps(path: Path) -> list[Step] | None:
             if isinstance(msg.get("usage"), dict):
                 b.metrics(_anthropic_metrics(msg["usage"]))
         elif kind == "user":
-            content = (e.get("message") or {}).get("content")
-            for block in content if isinstance(content, list) else []:
-                if block.get("type") == "tool_result":
+            for block in as_list(as_dict(e.get("message")).get("content")):
+                if as_dict(block).get("type") == "tool_result":
                     b.result(block.get("tool_use_id", ""), block.get("content"),
                              {"is_error": True} if block.get("is_error") else None)
     return b.done() if seen else None
@@ -255,9 +270,9 @@ def lastexam_agent_steps(path: Path) -> list[Step] | None:
             b.open_step()
             usage = e.get("usage") or {}
             if "prompt_tokens" in usage:
-                cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-                b.metrics(Metrics(prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                                  completion_tokens=int(usage.get("completion_tokens") or 0),
+                cached = count(as_dict(usage.get("prompt_tokens_details")).get("cached_tokens"))
+                b.metrics(Metrics(prompt_tokens=count(usage.get("prompt_tokens")),
+                                  completion_tokens=count(usage.get("completion_tokens")),
                                   cached_tokens=cached))
             elif usage:
                 b.metrics(_anthropic_metrics(usage))

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lastexam.trajectory.native import StepBuilder, _events
+from lastexam.trajectory.native import StepBuilder, _events, as_dict, as_list, count
 from lastexam.trajectory.schema import Metrics, Step
 
 
@@ -24,16 +24,12 @@ def _ms_iso(ms: Any) -> str | None:
         return None
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def opencode_steps(path: Path) -> list[Step] | None:
     """`opencode run --format json`: one event per part of each model step."""
     b = StepBuilder()
     seen = False
     for e in _events(path, b):
-        kind, part = e.get("type"), _dict(e.get("part"))
+        kind, part = e.get("type"), as_dict(e.get("part"))
         ts = _ms_iso(e.get("timestamp"))
         if kind == "step_start":
             seen = True
@@ -43,18 +39,18 @@ def opencode_steps(path: Path) -> list[Step] | None:
         elif kind == "reasoning":
             b.reasoning(str(part.get("text", "")))
         elif kind == "tool_use":
-            state = _dict(part.get("state"))
+            state = as_dict(part.get("state"))
             call_id = str(part.get("callID", ""))
             b.call(call_id, str(part.get("tool", "")), state.get("input") or {}, ts)
             failed = state.get("status") == "error"
             b.result(call_id, state.get("error") if failed else state.get("output"),
                      {"status": state.get("status")} if failed else None)
         elif kind == "step_finish":
-            tokens = _dict(part.get("tokens"))
-            cache = _dict(tokens.get("cache"))
-            cached = int(cache.get("read") or 0)
-            b.metrics(Metrics(prompt_tokens=int(tokens.get("input") or 0) + cached,
-                              completion_tokens=int(tokens.get("output") or 0),
+            tokens = as_dict(part.get("tokens"))
+            cache = as_dict(tokens.get("cache"))
+            cached = count(cache.get("read"))
+            b.metrics(Metrics(prompt_tokens=count(tokens.get("input")) + cached,
+                              completion_tokens=count(tokens.get("output")),
                               cached_tokens=cached))
     return b.done() if seen else None
 
@@ -89,13 +85,13 @@ def grok_cli_steps(path: Path) -> list[Step] | None:
             seen = True
             b.close()
             b.text(e.get("content") if isinstance(e.get("content"), str) else "")
-            for c in e.get("tool_calls") or []:
-                fn = _dict(_dict(c).get("function"))
+            for c in as_list(e.get("tool_calls")):
+                fn = as_dict(as_dict(c).get("function"))
                 try:
                     args = json.loads(fn.get("arguments") or "{}")
                 except (TypeError, ValueError):
                     args = fn.get("arguments")
-                b.call(str(_dict(c).get("id", "")), str(fn.get("name", "")), args)
+                b.call(str(as_dict(c).get("id", "")), str(fn.get("name", "")), args)
         elif role == "tool":
             b.result(str(e.get("tool_call_id", "")), e.get("content"))
     return b.done() if seen else None
@@ -106,7 +102,7 @@ def cline_steps(path: Path) -> list[Step] | None:
     b = StepBuilder()
     seen = False
     for e in _events(path, b):
-        event, ts = _dict(e.get("event")), e.get("ts") if isinstance(e.get("ts"), str) else None
+        event, ts = as_dict(e.get("event")), e.get("ts") if isinstance(e.get("ts"), str) else None
         if e.get("type") != "agent_event":
             continue
         kind, content = event.get("type"), event.get("contentType")
@@ -128,8 +124,8 @@ def cline_steps(path: Path) -> list[Step] | None:
             b.reasoning(str(event.get("text") or event.get("reasoning") or ""))
         elif kind == "usage":  # may come before the iteration's content
             b.open_step(ts)
-            b.metrics(Metrics(prompt_tokens=int(event.get("inputTokens") or 0),
-                              completion_tokens=int(event.get("outputTokens") or 0)))
+            b.metrics(Metrics(prompt_tokens=count(event.get("inputTokens")),
+                              completion_tokens=count(event.get("outputTokens"))))
     return b.done() if seen else None
 
 
