@@ -38,6 +38,15 @@ class StepLosingAgent(LastexamAgent):
         return []
 
 
+class LogLosingAgent(LastexamAgent):
+    """Reads a native log, but its converter cannot read it (the gateway log stands in)."""
+
+    name = "faulty-log"
+
+    def native_steps(self, logs: Path) -> list[Step] | None:
+        return None
+
+
 class SoloAgent(LastexamAgent):
     """Solves the test task by itself before the model says anything."""
 

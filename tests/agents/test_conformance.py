@@ -55,6 +55,7 @@ def test_every_model_agent_passes_its_check(agent: str, tmp_path: Path) -> None:
     ("LeakyAgent", {"secrets"}),
     ("KeyPassingAgent", {"secrets"}),
     ("StepLosingAgent", {"trajectory"}),
+    ("LogLosingAgent", {"trajectory"}),
     ("SoloAgent", {"budget"}),
     ("MuteAgent", {"solve", "gateway", "trajectory", "budget"}),
 ])
