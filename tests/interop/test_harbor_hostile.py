@@ -114,3 +114,10 @@ def test_a_huge_verifier_timeout_is_held_to_the_graders(tmp_path: Path) -> None:
     dest = import_task(src, tmp_path / "back", ImportChoices())
     grading = json.loads((dest / "reference" / "harbor.json").read_text())
     assert grading["timeout_s"] <= load_task(dest).spec.limits.grader_timeout_s == 3600
+
+
+def test_a_description_with_a_del_character_imports_as_valid_toml(tmp_path: Path) -> None:
+    src = _task(tmp_path / "harbor")
+    (src / "task.toml").write_text('[task]\nname = "x/del"\ndescription = "A DEL \\u007f in the text"\n')
+    dest = import_task(src, tmp_path / "back", ImportChoices())
+    assert load_task(dest).spec.summary == "A DEL \x7f in the text"

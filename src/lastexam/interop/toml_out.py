@@ -17,8 +17,8 @@ def value(v: Any) -> str:
         if not math.isfinite(v):
             raise ValueError(f"TOML has no {v!r}")
         return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, str):  # JSON leaves DEL as it is; TOML wants it escaped
+        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(v, list | tuple):
         return "[" + ", ".join(value(x) for x in v) + "]"
     raise TypeError(f"cannot write a {type(v).__name__} as a TOML value")
