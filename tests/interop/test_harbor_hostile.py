@@ -121,3 +121,16 @@ def test_a_description_with_a_del_character_imports_as_valid_toml(tmp_path: Path
     (src / "task.toml").write_text('[task]\nname = "x/del"\ndescription = "A DEL \\u007f in the text"\n')
     dest = import_task(src, tmp_path / "back", ImportChoices())
     assert load_task(dest).spec.summary == "A DEL \x7f in the text"
+
+
+@pytest.mark.parametrize("toml", [
+    '[task]\nname = "x/short"\ndescription = "Fix it"\n',
+    '[task]\nname = "x/long"\ndescription = "' + "d" * 2500 + '"\n',
+    '[task]\nname = "x/' + "n" * 300 + '"\n',
+    '[metadata]\ndifficulty = "' + "h" * 2500 + '"\n',
+], ids=["short description", "long description", "long name", "long difficulty"])
+def test_harbor_texts_of_any_length_fit_lastexams_fields(tmp_path: Path, toml: str) -> None:
+    src = _task(tmp_path / "harbor")
+    (src / "task.toml").write_text(toml)
+    spec = load_task(import_task(src, tmp_path / "back", ImportChoices())).spec
+    assert 10 <= len(spec.summary) <= 2000 and len(spec.title) <= 200

@@ -145,15 +145,17 @@ def _spec(src: Path, cfg: HarborTaskConfig, ex: ExportedFrom | None, choices: Im
     subdomain = choices.subdomain or (ex.subdomain if ex and ex.cluster == cluster else found.subdomains[0].id)
     sub = tax.subdomain(subdomain)
     name = cfg.task.name.rsplit("/", 1)[-1] if cfg.task and cfg.task.name else src.resolve().name
-    difficulty = str(cfg.metadata.get("difficulty", "")).lower()
-    description = (cfg.task.description if cfg.task else "") or f"Harbor task {name}, imported."
+    difficulty = _clip(str(cfg.metadata.get("difficulty", "")).lower(), 100)
+    description = (cfg.task.description if cfg.task else "").strip()
+    if len(description) < 10:  # lastexam's summary takes 10 to 2000 characters
+        description = f"Harbor task {name}, imported" + (f": {description}" if description else ".")
     limits = {"grader_timeout_s": int(min(3600, max(5, cfg.verifier.timeout_sec + 60)))}
     if cfg.environment.memory_mb:
         limits["memory_mb"] = min(65536, max(64, cfg.environment.memory_mb))
     fields = {
         "id": ex.id if ex else _slug(name),
-        "title": ex.title if ex else f"{name} (imported from Harbor)",
-        "summary": ex.summary if ex else description,
+        "title": ex.title if ex else f"{_clip(name, 170)} (imported from Harbor)",
+        "summary": ex.summary if ex else _clip(description, 2000),
         "cluster": cluster, "subdomain": subdomain,
         "soc": ex.soc if ex and ex.subdomain == subdomain else (sub.soc[:1] if sub else []),
         "tier": choices.tier or (ex.tier if ex else TIER_OF_DIFFICULTY.get(difficulty, "near-term")),
@@ -173,6 +175,10 @@ def _spec(src: Path, cfg: HarborTaskConfig, ex: ExportedFrom | None, choices: Im
     except ValidationError as e:
         raise LastexamError(f"cannot make a lastexam task of it: {describe_validation_error(e)}",
                             path=src / "task.toml") from None
+
+
+def _clip(text: str, most: int) -> str:
+    return text if len(text) <= most else text[:most - 3] + "..."
 
 
 def _slug(name: str) -> str:
