@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -44,17 +46,38 @@ def inputs_state(pristine: Path, staged: Path) -> dict[str, str]:
     return state
 
 
-def main() -> int:
+def snapshot(src: Path, dest: Path) -> None:
+    """The regular files under src, copied to dest with their folders: what lastexam grades.
+    Links are left out (one may point into /tests, which is there only while verifying), and
+    so are devices, FIFOs and sockets."""
+    dest.mkdir()
+    for folder, _dirs, files in os.walk(src):  # links to folders are listed, not followed
+        rel = Path(folder).relative_to(src)
+        for name in files:
+            try:
+                fd = os.open(Path(folder) / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    continue
+                (dest / rel).mkdir(parents=True, exist_ok=True)
+                with open(dest / rel / name, "wb") as out:
+                    shutil.copyfileobj(f, out)
+
+
+def main(output: Path = OUTPUT, inputs: Path = INPUTS, logs: Path = LOGS) -> int:
     meta = json.loads((HERE / "lastexam.json").read_text())
     probes = TASK / "probes.json"
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp) / "scratch"
         scratch.mkdir()
+        snapshot(output, Path(tmp) / "output")
         context = {
-            "output": str(OUTPUT), "reference": str(TASK / "reference"),
+            "output": str(Path(tmp) / "output"), "reference": str(TASK / "reference"),
             "inputs": str(TASK / "inputs"), "task": str(TASK), "scratch": str(scratch),
             "canary": meta["canary"],
-            "inputs_after": inputs_state(TASK / "inputs", INPUTS),
+            "inputs_after": inputs_state(TASK / "inputs", inputs),
             "inputs_pristine": None,
             "probe_answers": json.loads(probes.read_text()) if probes.is_file() else {},
         }
@@ -69,10 +92,10 @@ def main() -> int:
         )
         result = json.loads(result_path.read_text()) if result_path.is_file() else {
             "status": "error", "error": f"the grading harness wrote no result (exit {proc.returncode})"}
-    LOGS.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
     if result.get("status") == "ok" and result.get("pending_probes"):
         result = {"status": "error", "error": "the grader asks model probes with no recorded answer"}
-    (LOGS / "rubric.json").write_text(json.dumps(result, indent=1))
+    (logs / "rubric.json").write_text(json.dumps(result, indent=1))
     if result.get("status") != "ok":
         print(result.get("error", "grader failed"), file=sys.stderr)
         return 1
@@ -81,7 +104,7 @@ def main() -> int:
 
     checks = [Check(**c) for c in result["rubric"]["checks"]]
     reward = {"reward": score_of(checks), "full_pass": 1.0 if full_pass_of(checks) else 0.0}
-    (LOGS / "reward.json").write_text(json.dumps(reward))
+    (logs / "reward.json").write_text(json.dumps(reward))
     print(json.dumps(reward))
     return 0
 
