@@ -45,6 +45,15 @@ def _sparse(path: Path) -> None:
         f.truncate(MAX_IMPORT_BYTES + 1)
 
 
+def _nested(root: Path, depth: int) -> None:
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(depth):  # by descriptors: the full path would pass PATH_MAX
+        os.mkdir("d", dir_fd=fd)
+        fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+        os.close(old)
+    os.close(fd)
+
+
 def _exported(task: Path, lastexam_json: str | None) -> None:
     (task / "task.toml").write_text(EXPORTED)
     if lastexam_json is not None:
@@ -66,6 +75,8 @@ HOSTILE: list[tuple[str, Edit, str]] = [
      "tests/test.sh"),
     ("a file past the size cap (sparse)", lambda t, s: _sparse(t / "environment" / "huge.bin"),
      "environment/huge.bin"),
+    ("folders nested past the recursion limit", lambda t, s: _nested(t / "environment", 1500),
+     "environment/d/d/d"),
     ("a FIFO in environment/", lambda t, s: os.mkfifo(t / "environment" / "pipe"), "environment/pipe"),
     ("an exported task without tests/lastexam.json", lambda t, s: _exported(t, None), "lastexam.json"),
     ("an exported task whose tests/lastexam.json is not JSON",

@@ -7,7 +7,6 @@ fields back; any other takes the cluster, subdomain, environment and tier it is 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import stat
@@ -38,7 +37,10 @@ TIER_OF_DIFFICULTY = {"easy": "near-term", "medium": "near-term", "hard": "full-
 CANARY_LINE = re.compile(r"^\s*(<!--.*canary.*-->|#.*canary.*)\s*$", re.IGNORECASE)
 EXPORTED_INPUTS = "task/inputs"  # where an exported task's tests/ hold the pristine inputs
 NOT_INPUTS = ("Dockerfile", "docker-compose.yaml", "docker-compose.yml", "compose.yaml")
-MAX_IMPORT_BYTES = 2 * 1024**3  # a Harbor task folder larger than this is refused
+# A Harbor task folder past any of these is refused.
+MAX_IMPORT_BYTES = 2 * 1024**3
+MAX_IMPORT_ENTRIES = 100_000
+MAX_IMPORT_DEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -87,26 +89,36 @@ def import_task(src: Path, out: Path | None, choices: ImportChoices) -> Path:
 
 
 def _check_tree(src: Path) -> None:
-    """The folder holds only folders and regular files, within MAX_IMPORT_BYTES: a link would
-    have the import copy what it points at (a host file, the whole disk, a loop), a FIFO would
-    block it."""
+    """The folder holds only folders and regular files, within the caps: a link would have
+    the import copy what it points at (a host file, the whole disk, a loop), a FIFO would block
+    it, and folders nested past the recursion limit would crash the copy."""
     if not src.is_dir():
         raise LastexamError("not a folder: give a Harbor task folder", path=src)
-    total = 0
-    for folder, dirs, files in os.walk(src):  # links to folders are listed, not followed
-        for name in dirs + files:
-            path = Path(folder) / name
+    total = entries = 0
+    stack = [(src, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        for path in folder.iterdir():
+            entries += 1
+            rel = path.relative_to(src).as_posix()
+            if entries > MAX_IMPORT_ENTRIES:
+                raise LastexamError(f"the task folder holds more than {MAX_IMPORT_ENTRIES} files "
+                                    "and folders", path=src)
             st = path.lstat()
             if stat.S_ISDIR(st.st_mode):
+                if depth + 1 >= MAX_IMPORT_DEPTH:
+                    raise LastexamError(f"{rel} is nested more than {MAX_IMPORT_DEPTH} folders deep",
+                                        path=path)
+                stack.append((path, depth + 1))
                 continue
             if not stat.S_ISREG(st.st_mode):
                 kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
-                raise LastexamError(f"{path.relative_to(src).as_posix()} is {kind}: a Harbor task "
-                                    "to import holds only folders and regular files", path=path)
+                raise LastexamError(f"{rel} is {kind}: a Harbor task to import holds only folders "
+                                    "and regular files", path=path)
             total += st.st_size
             if total > MAX_IMPORT_BYTES:
                 raise LastexamError(f"the task folder holds more than {MAX_IMPORT_BYTES} bytes "
-                                    f"(at {path.relative_to(src).as_posix()})", path=src)
+                                    f"(at {rel})", path=src)
 
 
 def _exported(cfg: HarborTaskConfig, src: Path) -> ExportedFrom | None:
