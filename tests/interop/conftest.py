@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+from lastexam.untrusted import remove_tree
 
 HARBOR_CHECK = Path(__file__).resolve().parent / "harbor_check.py"
 
@@ -37,3 +39,11 @@ def harbor_read(python: Path, kind: str, *paths: Path) -> dict:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
+
+
+@pytest.fixture
+def deep_tmp(tmp_path: Path) -> Iterator[Path]:
+    """tmp_path, removed after the test by lastexam's remove_tree: pytest's own cleanup recurses
+    and crashes on folders nested past the recursion limit."""
+    yield tmp_path
+    remove_tree(tmp_path)

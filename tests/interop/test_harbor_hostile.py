@@ -104,7 +104,8 @@ HOSTILE: list[tuple[str, Edit, str]] = [
 
 @pytest.mark.parametrize(("what", "edit", "named"), HOSTILE, ids=[h[0] for h in HOSTILE])
 def test_a_hostile_harbor_task_is_refused_before_anything_is_written(
-        tmp_path: Path, what: str, edit: Edit, named: str) -> None:
+        deep_tmp: Path, what: str, edit: Edit, named: str) -> None:
+    tmp_path = deep_tmp
     src = _task(tmp_path / "harbor")
     edit(src, _secret(tmp_path))
     with pytest.raises(LastexamError) as e:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from conftest import COLUMN_TOTAL, run_cli
 from lastexam.task.load import load_task
+from tests.interop.test_harbor_hostile import _nested
 
 
 def _verify(tests: Path, output: Path, tmp: Path) -> dict:
@@ -36,3 +37,14 @@ def test_a_link_to_the_reference_is_not_the_agents_work(tmp_path: Path) -> None:
     (linked / "result.json").symlink_to(tests / "task" / "reference" / "expected.json")
     assert _verify(tests, honest, tmp_path / "a")["reward"] == 1.0
     assert _verify(tests, linked, tmp_path / "b")["reward"] == 0.0
+
+
+def test_folders_nested_past_the_recursion_limit_are_left_out(deep_tmp: Path) -> None:
+    tmp_path = deep_tmp
+    run_cli("export", "harbor", COLUMN_TOTAL, "--out", tmp_path / "harbor")
+    tests = tmp_path / "harbor" / load_task(COLUMN_TOTAL).id / "tests"
+    output = tmp_path / "output"
+    output.mkdir()
+    shutil.copy(COLUMN_TOTAL / "reference" / "expected.json", output / "result.json")
+    _nested(output, 1500)
+    assert _verify(tests, output, tmp_path / "a")["reward"] == 1.0

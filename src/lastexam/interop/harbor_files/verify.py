@@ -25,6 +25,7 @@ LIB = HERE / "lib"  # lastexam/grading
 OUTPUT = Path("/task/output")
 INPUTS = Path("/task/inputs")
 LOGS = Path("/logs/verifier")
+MAX_DEPTH = 32  # as lastexam's own snapshot of a trial's output
 
 
 def sha256(path: Path) -> str:
@@ -49,21 +50,28 @@ def inputs_state(pristine: Path, staged: Path) -> dict[str, str]:
 def snapshot(src: Path, dest: Path) -> None:
     """The regular files under src, copied to dest with their folders: what lastexam grades.
     Links are left out (one may point into /tests, which is there only while verifying), and
-    so are devices, FIFOs and sockets."""
-    dest.mkdir()
-    for folder, _dirs, files in os.walk(src):  # links to folders are listed, not followed
-        rel = Path(folder).relative_to(src)
-        for name in files:
+    so are devices, FIFOs, sockets and folders nested deeper than MAX_DEPTH."""
+    stack = [(Path(), 0)]
+    while stack:
+        rel, depth = stack.pop()
+        dest.joinpath(rel).mkdir(exist_ok=True)
+        try:
+            entries = list(os.scandir(src / rel))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if depth + 1 < MAX_DEPTH:
+                    stack.append((rel / entry.name, depth + 1))
+                continue
             try:
-                fd = os.open(Path(folder) / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             except OSError:
                 continue
             with os.fdopen(fd, "rb") as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    continue
-                (dest / rel).mkdir(parents=True, exist_ok=True)
-                with open(dest / rel / name, "wb") as out:
-                    shutil.copyfileobj(f, out)
+                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    with open(dest / rel / entry.name, "wb") as out:
+                        shutil.copyfileobj(f, out)
 
 
 def main(output: Path = OUTPUT, inputs: Path = INPUTS, logs: Path = LOGS) -> int:
