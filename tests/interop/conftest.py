@@ -1,4 +1,5 @@
-"""The Harbor venv (scripts/harbor-venv.sh) the Harbor interop tests run Harbor's own code in."""
+"""The Harbor venv (scripts/harbor-venv.sh) the Harbor interop tests run Harbor's own code in,
+and a tmp_path that folders nested past the recursion limit can be left in."""
 
 from __future__ import annotations
 
