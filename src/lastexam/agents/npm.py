@@ -77,7 +77,7 @@ class NpmToolchain:
                 ["npm", "install", "--prefix", str(tmp), "--no-audit", "--no-fund",
                  "--omit=dev", "--loglevel=error", f"{self.package}@{self.version}"],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                env={**os.environ, "npm_config_update_notifier": "false"},
+                env={**install_env(), "npm_config_update_notifier": "false"},
             )
             if proc.returncode != 0:
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -88,7 +88,7 @@ class NpmToolchain:
             if self.place_binary and exe.stat().st_size < STUB_BYTES:
                 script = tmp / "node_modules" / self.place_binary
                 log(f"npm skipped install scripts: running {self.place_binary}")
-                subprocess.run([NODE, str(script)], cwd=script.parent, check=False,
+                subprocess.run([NODE, str(script)], cwd=script.parent, check=False, env=install_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                 if exe.stat().st_size < STUB_BYTES:
                     raise LastexamError(f"{self.bin} is still a stub after {self.place_binary}")
@@ -97,6 +97,15 @@ class NpmToolchain:
             shutil.rmtree(self.root, ignore_errors=True)
             os.replace(tmp, self.root)
             log(f"installed {self.package}@{self.version}")
+
+
+def install_env() -> dict[str, str]:
+    """The environment of an install step: this process's, without the model providers' keys,
+    which the install scripts of a harness's packages have no business reading."""
+    from lastexam.gateway.providers import PROVIDERS
+
+    keys = {p.key_env for p in PROVIDERS.values() if p.key_env}
+    return {k: v for k, v in os.environ.items() if k not in keys}
 
 
 def node_major() -> int | None:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lastexam.agents.npm import MARKER, _world_readable
+from lastexam.agents.npm import MARKER, _world_readable, install_env
 from lastexam.envs.system import BASE_PYTHON, python_tag, run_checked
 from lastexam.errors import LastexamError
 from lastexam.layout import AgentSandbox
@@ -98,11 +98,11 @@ class PypiToolchain:
             tmp = self.root.with_name(f".{self.version}.tmp")
             shutil.rmtree(tmp, ignore_errors=True)
             log(f"pip install {self.package}=={self.version} into {self.root}")
-            run_checked([BASE_PYTHON, "-m", "venv", str(tmp)])
+            run_checked([BASE_PYTHON, "-m", "venv", str(tmp)], env=install_env())
             python = str(tmp / "bin" / "python3")
             pins = ["-c", str(self.lock)] if self.lock.is_file() else []
             run_checked([python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                         "--no-input", *pins, f"{self.package}=={self.version}"])
+                         "--no-input", *pins, f"{self.package}=={self.version}"], env=install_env())
             module = self.entry.partition(":")[0]
             # The harness must at least import here: a broken install fails now, not a trial.
             check = subprocess.run([python, "-c", f"import {module}"], capture_output=True,
@@ -129,10 +129,10 @@ class PypiToolchain:
 def freeze(toolchain: PypiToolchain) -> str:
     """A lock for `toolchain`: what pip installs for it today in a fresh venv of BASE_PYTHON."""
     with tempfile.TemporaryDirectory(prefix="lastexam-lock-") as tmp:
-        run_checked([BASE_PYTHON, "-m", "venv", tmp])
+        run_checked([BASE_PYTHON, "-m", "venv", tmp], env=install_env())
         python = str(Path(tmp) / "bin" / "python3")
         run_checked([python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                     f"{toolchain.package}=={toolchain.version}"])
+                     f"{toolchain.package}=={toolchain.version}"], env=install_env())
         out = subprocess.run([python, "-m", "pip", "freeze", "--all", "--exclude", "pip"],
                              capture_output=True, text=True, check=True).stdout
     head = (f"# {toolchain.package}=={toolchain.version} and what it needs, for {PYTHON_TAG}.\n"
