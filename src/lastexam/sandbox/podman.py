@@ -149,18 +149,23 @@ class PodmanProvider(BwrapProvider):
 
     def _remove_leftovers(self) -> None:
         """Containers of runs that are gone: this run's own (a killed run resumed) and those
-        whose work area the sweep of dead runs has removed (their harness was killed)."""
+        whose work area the sweep of dead runs has removed (their harness was killed). Only
+        this LASTEXAM_HOME's: the label is the area's full path, and another home's areas
+        (another node or run on this machine, same container storage) are not seen here."""
         assert self.engine is not None
         listed = self.engine.call("ps", "-a", "--filter", f"label={LABEL}", "--format", "json")
         try:
             containers = json.loads(listed.stdout or "[]")
         except ValueError:
             return
-        work = self.etc_dir.parent.parent
+        own = self._area_label()
         for c in containers if isinstance(containers, list) else []:
-            area = (c.get("Labels") or {}).get(LABEL, "")
-            if area and (area == self.etc_dir.parent.name or not (work / area).exists()):
+            area = Path((c.get("Labels") or {}).get(LABEL, "") or "/")
+            if str(area) == own or (area.parent == Path(own).parent and not area.exists()):
                 self.engine.call("rm", "-f", str(c.get("Id", "")))
+
+    def _area_label(self) -> str:
+        return str(self.etc_dir.parent.absolute())
 
     def run(self, req: SandboxRequest) -> SandboxResult:
         if self.engine is None:
@@ -223,7 +228,7 @@ class PodmanProvider(BwrapProvider):
             args += ["--runtime", runtime]
         args += [
             "--name", cname, "--cidfile", str(cidfile), "--label",
-            f"{LABEL}={self.etc_dir.parent.name}", "--pull", "never", "--init",
+            f"{LABEL}={self._area_label()}", "--pull", "never", "--init",
             # conmon's own kill, should the harness die before the cap (bwrap's
             # --die-with-parent); the harness stops the container itself at the cap.
             "--timeout", str(math.ceil(limits.wall_s + BACKSTOP_S)),
