@@ -236,3 +236,25 @@ def test_a_trial_whose_every_worker_dies_is_recorded_once_as_infra_error(
     assert [e.kind for e in trial.policy.earlier] == ["node_lost"]
     assert "WorkerCrashedError" in (trial.error or "")
     assert files(outcome.run_dir, trial.trial_id) == {"trial.json"}
+
+
+def test_a_node_running_other_harness_code_is_refused_by_name(
+        fleet: Fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node with another lastexam (version or code) would decide and grade trials with other
+    code than the driver's, silently mixed in one run: it is refused before any trial starts."""
+    import lastexam
+
+    monkeypatch.setattr(lastexam, "__version__", "0.0.0+elsewhere")
+    run = tmp_path / "run"
+    with pytest.raises(LastexamError) as e:
+        execute(RunConfig(task_paths=[str(COLUMN_TOTAL)], agent="oracle", backend="ray"), run)
+    assert "0.0.0+elsewhere" in str(e.value) and "node " in str(e.value), str(e.value)
+    assert not run.exists()
+    # A node that joins after the check refuses each trial itself.
+    from lastexam.run.backends.ray_models import WorkerJob
+    from lastexam.run.backends.ray_worker import run_trial
+
+    monkeypatch.undo()
+    job = WorkerJob("run", "bwrap", 0, None, harness="lastexam 0.0.0+elsewhere")  # type: ignore[arg-type]
+    refused = run_trial(job, b"").refused
+    assert refused is not None and "0.0.0+elsewhere" in refused
