@@ -258,3 +258,31 @@ def test_a_node_running_other_harness_code_is_refused_by_name(
     job = WorkerJob("run", "bwrap", 0, None, harness="lastexam 0.0.0+elsewhere")  # type: ignore[arg-type]
     refused = run_trial(job, b"").refused
     assert refused is not None and "0.0.0+elsewhere" in refused
+
+
+def test_a_record_for_another_trial_than_the_one_sent_is_refused(
+        fleet: Fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver records what a node sends back under the trial it sent: a record naming
+    another trial (a node's bug, another harness) is neither written over that trial nor,
+    with a path in its name, written outside the run folder."""
+    from lastexam.run.backends import ray_backend, ray_worker
+
+    def misnamed(job: Any, archive: bytes) -> Any:
+        result = ray_worker.run_trial(job, archive)
+        if job.plan.key.attempt == 2:  # once the first is in: trials/ exists
+            time.sleep(3)
+            result.record.trial_id = "../../escaped"
+        return result
+
+    fake, real = ray.remote(misnamed), ray_backend._remote
+    monkeypatch.setattr(ray_backend, "_remote", lambda name: fake if name == "run_trial" else real(name))
+    run, bystander = tmp_path / "a" / "run", tmp_path / "a" / "escaped"  # run/trials/../../escaped
+    bystander.mkdir(parents=True)
+    (bystander / "keep").write_text("not the run's")
+    with pytest.raises(LastexamError, match="escaped") as e:
+        execute(RunConfig(task_paths=[str(COLUMN_TOTAL)], agent="nop", backend="ray",
+                          attempts=2), run)
+    assert "node " in str(e.value)
+    assert (bystander / "keep").read_text() == "not the run's"
+    assert list(bystander.iterdir()) == [bystander / "keep"]
+    assert [p.name for p in (run / "trials").iterdir()] == ["column-total__nop__none__1"]

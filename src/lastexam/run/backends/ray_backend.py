@@ -135,6 +135,10 @@ class RayBackend:
                 if result.refused or result.aborted or result.record is None:
                     raise RunAborted(result.refused or f"{result.node}: {result.aborted}")
                 record = result.record
+                if record.key != sub.plan.key or record.trial_id != sub.plan.key.trial_id:
+                    # Its name makes the trial's paths here: only the trial that was sent.
+                    raise RunAborted(f"{result.node} sent back a record of {record.trial_id!r} "
+                                     f"for the trial {sub.plan.key.trial_id}")
                 record.run_id, record.task_path = session.run_id, str(sub.plan.task.path)
                 archive = result.archive
                 publish_trial(session.run_dir, session.store, record,
