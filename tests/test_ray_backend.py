@@ -286,3 +286,50 @@ def test_a_record_for_another_trial_than_the_one_sent_is_refused(
     assert (bystander / "keep").read_text() == "not the run's"
     assert list(bystander.iterdir()) == [bystander / "keep"]
     assert [p.name for p in (run / "trials").iterdir()] == ["column-total__nop__none__1"]
+
+
+def test_a_node_whose_copy_of_a_task_was_altered_grades_with_the_drivers_files(
+        fleet: Fleet, tmp_path: Path) -> None:
+    """A node keeps the task folders it received (LASTEXAM_HOME/ray-tasks, by content hash):
+    a copy altered since (a partial cleanup, a hand edit) must not be graded against, the
+    trial's record claiming the driver's task."""
+    import shutil
+
+    from lastexam.paths import home_subdir
+    from lastexam.task.load import load_task
+    from lastexam.untrusted import remove_tree
+
+    task = load_task(COLUMN_TOTAL)
+    cached = home_subdir("ray-tasks") / task.content_hash[:24] / task.id
+    remove_tree(cached)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(COLUMN_TOTAL, cached)
+    (cached / "reference" / "expected.json").write_text('{"total": 1, "count": 1}')
+    try:
+        outcome = execute(RunConfig(task_paths=[str(COLUMN_TOTAL)], agent="oracle", backend="ray"),
+                          tmp_path / "run")
+    finally:
+        remove_tree(cached)
+    [trial] = outcome.trials
+    assert (trial.status, trial.score) == ("completed", 1.0), trial.error
+    assert trial.repro.task_hash == task.content_hash
+
+
+def test_a_task_folder_that_cannot_travel_whole_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only plain files and folders travel to a node: a task folder holding a symlink would
+    arrive without the file, and is refused rather than run without it."""
+    import shutil
+
+    from lastexam.run.backends.ray_worker import local_task, pack
+    from lastexam.task.load import load_task
+
+    monkeypatch.setenv("LASTEXAM_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "column-total"
+    shutil.copytree(COLUMN_TOTAL, folder)
+    task = load_task(folder)
+    assert local_task(task, pack(folder)).content_hash == task.content_hash
+    (folder / "inputs" / "more.csv").symlink_to(folder / "inputs" / "data.csv")
+    task = load_task(folder)
+    with pytest.raises(LastexamError, match="differ from the driver's"):
+        local_task(task, pack(folder))

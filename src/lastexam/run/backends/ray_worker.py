@@ -146,18 +146,26 @@ def _close_session() -> None:
 
 
 def local_task(task: Task, archive: bytes) -> Task:
-    """This node's copy of the task folder, unpacked once per content."""
+    """This node's copy of the task folder, unpacked once per content, and again when the
+    copy kept no longer holds that content (altered since: its trials would be graded
+    against other files than the driver's)."""
     dest = home_subdir("ray-tasks") / task.content_hash[:24] / task.id
-    if not dest.is_dir():
-        tmp = dest.parent / f".{task.id}.{os.getpid()}.tmp"
-        remove_tree(tmp)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        unpack(archive, tmp)
-        try:
-            os.rename(tmp, dest)
-        except OSError:  # another worker of this node unpacked it first
+    for _ in range(2):
+        if not dest.is_dir():
+            tmp = dest.parent / f".{task.id}.{os.getpid()}.tmp"
             remove_tree(tmp)
-    return load_task(dest)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            unpack(archive, tmp)
+            try:
+                os.rename(tmp, dest)
+            except OSError:  # another worker of this node unpacked it first
+                remove_tree(tmp)
+        local = load_task(dest)
+        if local.content_hash == task.content_hash:
+            return local
+        remove_tree(dest)
+    raise LastexamError(f"the task folder {task.path} does not arrive whole on this node "
+                        f"({dest}): its files differ from the driver's")
 
 
 def pack(folder: Path) -> bytes:
@@ -190,7 +198,10 @@ def run_trial(job: WorkerJob, task_archive: bytes) -> WorkerResult:
         session = _node_session(job)
     except LastexamError as e:
         return WorkerResult(label, refused=f"{label}: {e}")
-    plan = replace(job.plan, task=local_task(job.plan.task, task_archive))
+    try:
+        plan = replace(job.plan, task=local_task(job.plan.task, task_archive))
+    except LastexamError as e:
+        return WorkerResult(label, refused=f"{label}: {e}")
     problems = session.problems(plan)
     if problems:
         return WorkerResult(label, refused=f"{label} cannot run {plan.key.trial_id}:\n- "
