@@ -333,3 +333,19 @@ def test_a_task_folder_that_cannot_travel_whole_is_refused(
     task = load_task(folder)
     with pytest.raises(LastexamError, match="differ from the driver's"):
         local_task(task, pack(folder))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's extraction sets owners")
+def test_a_trial_folder_unpacked_on_the_driver_belongs_to_the_driver(tmp_path: Path) -> None:
+    """Files a node's sandbox uid owns there (the grading's result folder) must not, on the
+    driver, belong to that uid: it may be anyone's account on the driver's machine."""
+    from lastexam.run.backends.ray_worker import pack, unpack
+
+    folder = tmp_path / "trial"
+    (folder / "grader").mkdir(parents=True)
+    (folder / "grader" / "result.json").write_text("{}")
+    for p in (folder / "grader", folder / "grader" / "result.json"):
+        os.chown(p, 1000, 1000)
+    unpack(pack(folder), tmp_path / "driver")
+    owners = {(p.stat().st_uid, p.stat().st_gid) for p in (tmp_path / "driver").rglob("*")}
+    assert owners == {(os.getuid(), os.getgid())}

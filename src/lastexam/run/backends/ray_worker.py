@@ -177,7 +177,8 @@ def pack(folder: Path) -> bytes:
 
 
 def unpack(archive: bytes, folder: Path) -> None:
-    """Create `folder` from pack()'s archive: its plain files and folders, inside `folder`."""
+    """Create `folder` from pack()'s archive: its plain files and folders, inside `folder`,
+    owned by this process (the other machine's uids, its sandbox's, mean nothing here)."""
     folder.mkdir()
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         members = []
@@ -185,6 +186,7 @@ def unpack(archive: bytes, folder: Path) -> None:
             parts = PurePosixPath(m.name).parts
             if (m.isfile() or m.isdir()) and not m.name.startswith("/") and ".." not in parts:
                 m.mode &= 0o755
+                m.uid, m.gid, m.uname, m.gname = os.getuid(), os.getgid(), "", ""
                 members.append(m)
         tar.extractall(folder, members=members)
 
