@@ -349,3 +349,21 @@ def test_a_trial_folder_unpacked_on_the_driver_belongs_to_the_driver(tmp_path: P
     unpack(pack(folder), tmp_path / "driver")
     owners = {(p.stat().st_uid, p.stat().st_gid) for p in (tmp_path / "driver").rglob("*")}
     assert owners == {(os.getuid(), os.getgid())}
+
+
+def test_an_unreadable_trial_folder_from_a_node_stops_the_run_with_a_message(
+        fleet: Fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lastexam.run.backends import ray_backend, ray_worker
+
+    def damaged(job: Any, archive: bytes) -> Any:
+        result = ray_worker.run_trial(job, archive)
+        result.archive = result.archive[:700]  # cut short in transit
+        return result
+
+    fake, real = ray.remote(damaged), ray_backend._remote
+    monkeypatch.setattr(ray_backend, "_remote", lambda name: fake if name == "run_trial" else real(name))
+    run = tmp_path / "run"
+    with pytest.raises(LastexamError, match="unreadable") as e:
+        execute(RunConfig(task_paths=[str(COLUMN_TOTAL)], agent="nop", backend="ray"), run)
+    assert "node " in str(e.value) and "--resume" in str(e.value)
+    assert list((run / "trials").iterdir()) == []

@@ -141,8 +141,12 @@ class RayBackend:
                                      f"for the trial {sub.plan.key.trial_id}")
                 record.run_id, record.task_path = session.run_id, str(sub.plan.task.path)
                 archive = result.archive
-                publish_trial(session.run_dir, session.store, record,
-                              lambda folder, a=archive: unpack(a, folder))
+                try:
+                    publish_trial(session.run_dir, session.store, record,
+                                  lambda folder, a=archive: unpack(a, folder))
+                except LastexamError as e:
+                    raise RunAborted(f"{result.node} sent back the folder of {record.trial_id} "
+                                     f"as {e}") from None
                 yield record
         finally:
             for ref in inflight:

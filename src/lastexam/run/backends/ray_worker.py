@@ -180,15 +180,19 @@ def unpack(archive: bytes, folder: Path) -> None:
     """Create `folder` from pack()'s archive: its plain files and folders, inside `folder`,
     owned by this process (the other machine's uids, its sandbox's, mean nothing here)."""
     folder.mkdir()
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        members = []
-        for m in tar.getmembers():
-            parts = PurePosixPath(m.name).parts
-            if (m.isfile() or m.isdir()) and not m.name.startswith("/") and ".." not in parts:
-                m.mode &= 0o755
-                m.uid, m.gid, m.uname, m.gname = os.getuid(), os.getgid(), "", ""
-                members.append(m)
-        tar.extractall(folder, members=members)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            members = []
+            for m in tar.getmembers():
+                parts = PurePosixPath(m.name).parts
+                if (m.isfile() or m.isdir()) and not m.name.startswith("/") and ".." not in parts:
+                    m.mode &= 0o755
+                    m.uid, m.gid, m.uname, m.gname = os.getuid(), os.getgid(), "", ""
+                    members.append(m)
+            tar.extractall(folder, members=members)
+    except tarfile.TarError as e:
+        remove_tree(folder)
+        raise LastexamError(f"an unreadable archive ({len(archive)} bytes): {e}") from None
 
 
 def run_trial(job: WorkerJob, task_archive: bytes) -> WorkerResult:
