@@ -15,6 +15,7 @@ the engine's record of it (it started or not), not from anything the agent can w
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -53,8 +54,7 @@ ENGINE_VARS = ("PATH", "HOME", "USER", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XD
                "CONTAINER_HOST", "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "DOCKER_HOST")
 TEARDOWN_S = 10.0
 BACKSTOP_S = 30.0
-NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
-LABEL = "lastexam.area"
+NAME_CHARS, LABEL = re.compile(r"[^A-Za-z0-9_.-]+"), "lastexam.area"
 DEFAULT_ENVIRONMENT = "base"
 
 
@@ -172,7 +172,7 @@ class PodmanProvider(BwrapProvider):
             raise SandboxError(engines.missing_engine())
         self._write_identity_files()
         image = self.image_for(environment_of(req))
-        cname = "lastexam-" + NAME_CHARS.sub("_", req.name)[-200:]
+        cname = container_name(req.name)
         # The container's own folder: its id, its environment file, and conmon's working
         # folder, where conmon writes "oom" when the kernel's OOM killer acted in it.
         box = self.etc_dir / "containers" / cname
@@ -332,6 +332,13 @@ class PodmanProvider(BwrapProvider):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.01)
+
+
+def container_name(name: str) -> str:
+    """The engine's name of a sandbox, one per sandbox name (replacing the characters it cannot
+    hold, or cutting it, alone would make two sandboxes one)."""
+    digest = hashlib.sha256(name.encode(errors="surrogateescape")).hexdigest()[:12]
+    return f"lastexam-{NAME_CHARS.sub('_', name)[-180:]}-{digest}"
 
 
 def environment_of(req: SandboxRequest) -> str:
