@@ -168,5 +168,75 @@ def test_podman_containers_of_a_killed_harness_are_removed_by_the_next_run(tmp_p
     engine = detect()
     assert engine is not None
     dead_run = watched.points[0].run_id
-    left = engine.call("ps", "-a", "--filter", f"label=lastexam.area={dead_run}", "-q")
+    area = home_subdir("work") / dead_run
+    left = engine.call("ps", "-a", "--filter", f"label=lastexam.area={area}", "-q")
     assert left.returncode == 0 and left.stdout.split() == []
+
+
+
+def test_podman_leaves_alone_the_containers_of_another_lastexam_home(tmp_path: Path) -> None:
+    """Two LASTEXAM_HOMEs on one machine share the user's container storage (Ray nodes started
+    side by side, a test run beside a real one): a run of one must not remove, as leftovers,
+    the running containers of the other, whose work areas it cannot see."""
+    need_podman()
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lastexam.sandbox.podman import PodmanProvider, container_name
+
+    other = PodmanProvider(tmp_path / "other" / "work" / "run-a" / "etc")
+    other.etc_dir.mkdir(parents=True)
+    name = f"elsewhere-{uuid.uuid4().hex[:8]}"
+    req = SandboxRequest(name=name, argv=["/bin/sleep", "60"], mounts=[],
+                         env={"PATH": "/usr/bin:/bin"}, cwd="/",
+                         limits=SandboxLimits(wall_s=60, memory_mb=128, max_processes=8,
+                                              watch_bytes=0),
+                         stdout=tmp_path / "out", stderr=tmp_path / "err")
+    engine = other.engine
+    assert engine is not None
+
+    def running() -> bool:
+        return bool(engine.call("ps", "--filter", f"name={container_name(name)}", "-q").stdout.split())
+
+    with ThreadPoolExecutor(1) as pool:
+        result = pool.submit(other.run, req)
+        end = time.monotonic() + 60
+        while not running() and time.monotonic() < end:
+            time.sleep(0.1)
+        assert running(), (tmp_path / "err").read_text()
+        mine = PodmanProvider(tmp_path / "mine" / "work" / "run-b" / "etc")
+        mine.etc_dir.mkdir(parents=True)
+        mine._remove_leftovers()
+        still = running()
+        engine.call("kill", "--signal", "KILL", container_name(name))
+        assert still, "a running container of another LASTEXAM_HOME was removed as a leftover"
+        assert result.result(timeout=60).killed is None  # killed here, not by its own cap
+
+
+def test_podman_sandboxes_whose_names_differ_only_in_odd_characters_stay_apart(tmp_path: Path) -> None:
+    """Container names allow few characters: two sandboxes whose names differ only in others
+    (an outside agent's module:Class, a model's non-ASCII letters) must not share a container
+    name, or the teardown of one removes the other."""
+    need_podman()
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lastexam.sandbox.podman import PodmanProvider
+
+    provider = PodmanProvider(tmp_path / "work" / "run" / "etc")
+    provider.etc_dir.mkdir(parents=True)
+
+    def request(name: str, script: str) -> SandboxRequest:
+        return SandboxRequest(name=name, argv=["/bin/sh", "-c", script], mounts=[],
+                              env={"PATH": "/usr/bin:/bin"}, cwd="/",
+                              limits=SandboxLimits(wall_s=60, memory_mb=128, max_processes=8,
+                                                   watch_bytes=0),
+                              stdout=tmp_path / f"{len(script)}.out", stderr=tmp_path / f"{len(script)}.err")
+
+    slow = request("run.task__pkg.mod:Agent__é__1", "sleep 3; echo slow")
+    fast = request("run.task__pkg.mod_Agent__ü__1", "echo fast")
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(provider.run, slow)
+        time.sleep(1.5)
+        second = pool.submit(provider.run, fast)
+        results = [first.result(timeout=120), second.result(timeout=120)]
+    assert [(r.exit_code, r.killed) for r in results] == [(0, None), (0, None)], results
+    assert slow.stdout.read_text() == "slow\n" and fast.stdout.read_text() == "fast\n"

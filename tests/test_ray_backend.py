@@ -236,3 +236,134 @@ def test_a_trial_whose_every_worker_dies_is_recorded_once_as_infra_error(
     assert [e.kind for e in trial.policy.earlier] == ["node_lost"]
     assert "WorkerCrashedError" in (trial.error or "")
     assert files(outcome.run_dir, trial.trial_id) == {"trial.json"}
+
+
+def test_a_node_running_other_harness_code_is_refused_by_name(
+        fleet: Fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node with another lastexam (version or code) would decide and grade trials with other
+    code than the driver's, silently mixed in one run: it is refused before any trial starts."""
+    import lastexam
+
+    monkeypatch.setattr(lastexam, "__version__", "0.0.0+elsewhere")
+    run = tmp_path / "run"
+    with pytest.raises(LastexamError) as e:
+        execute(RunConfig(task_paths=[str(COLUMN_TOTAL)], agent="oracle", backend="ray"), run)
+    assert "0.0.0+elsewhere" in str(e.value) and "node " in str(e.value), str(e.value)
+    assert not run.exists()
+    # A node that joins after the check refuses each trial itself.
+    from lastexam.run.backends.ray_models import WorkerJob
+    from lastexam.run.backends.ray_worker import run_trial
+
+    monkeypatch.undo()
+    job = WorkerJob("run", "bwrap", 0, None, harness="lastexam 0.0.0+elsewhere")  # type: ignore[arg-type]
+    refused = run_trial(job, b"").refused
+    assert refused is not None and "0.0.0+elsewhere" in refused
+
+
+def test_a_record_for_another_trial_than_the_one_sent_is_refused(
+        fleet: Fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver records what a node sends back under the trial it sent: a record naming
+    another trial (a node's bug, another harness) is neither written over that trial nor,
+    with a path in its name, written outside the run folder."""
+    from lastexam.run.backends import ray_backend, ray_worker
+
+    def misnamed(job: Any, archive: bytes) -> Any:
+        result = ray_worker.run_trial(job, archive)
+        if job.plan.key.attempt == 2:  # once the first is in: trials/ exists
+            time.sleep(3)
+            result.record.trial_id = "../../escaped"
+        return result
+
+    fake, real = ray.remote(misnamed), ray_backend._remote
+    monkeypatch.setattr(ray_backend, "_remote", lambda name: fake if name == "run_trial" else real(name))
+    run, bystander = tmp_path / "a" / "run", tmp_path / "a" / "escaped"  # run/trials/../../escaped
+    bystander.mkdir(parents=True)
+    (bystander / "keep").write_text("not the run's")
+    with pytest.raises(LastexamError, match="escaped") as e:
+        execute(RunConfig(task_paths=[str(COLUMN_TOTAL)], agent="nop", backend="ray",
+                          attempts=2), run)
+    assert "node " in str(e.value)
+    assert (bystander / "keep").read_text() == "not the run's"
+    assert list(bystander.iterdir()) == [bystander / "keep"]
+    assert [p.name for p in (run / "trials").iterdir()] == ["column-total__nop__none__1"]
+
+
+def test_a_node_whose_copy_of_a_task_was_altered_grades_with_the_drivers_files(
+        fleet: Fleet, tmp_path: Path) -> None:
+    """A node keeps the task folders it received (LASTEXAM_HOME/ray-tasks, by content hash):
+    a copy altered since (a partial cleanup, a hand edit) must not be graded against, the
+    trial's record claiming the driver's task."""
+    import shutil
+
+    from lastexam.paths import home_subdir
+    from lastexam.task.load import load_task
+    from lastexam.untrusted import remove_tree
+
+    task = load_task(COLUMN_TOTAL)
+    cached = home_subdir("ray-tasks") / task.content_hash[:24] / task.id
+    remove_tree(cached)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(COLUMN_TOTAL, cached)
+    (cached / "reference" / "expected.json").write_text('{"total": 1, "count": 1}')
+    try:
+        outcome = execute(RunConfig(task_paths=[str(COLUMN_TOTAL)], agent="oracle", backend="ray"),
+                          tmp_path / "run")
+    finally:
+        remove_tree(cached)
+    [trial] = outcome.trials
+    assert (trial.status, trial.score) == ("completed", 1.0), trial.error
+    assert trial.repro.task_hash == task.content_hash
+
+
+def test_a_task_folder_that_cannot_travel_whole_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only plain files and folders travel to a node: a task folder holding a symlink would
+    arrive without the file, and is refused rather than run without it."""
+    import shutil
+
+    from lastexam.run.backends.ray_worker import local_task, pack
+    from lastexam.task.load import load_task
+
+    monkeypatch.setenv("LASTEXAM_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "column-total"
+    shutil.copytree(COLUMN_TOTAL, folder)
+    task = load_task(folder)
+    assert local_task(task, pack(folder)).content_hash == task.content_hash
+    (folder / "inputs" / "more.csv").symlink_to(folder / "inputs" / "data.csv")
+    task = load_task(folder)
+    with pytest.raises(LastexamError, match="differ from the driver's"):
+        local_task(task, pack(folder))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's extraction sets owners")
+def test_a_trial_folder_unpacked_on_the_driver_belongs_to_the_driver(tmp_path: Path) -> None:
+    """Files a node's sandbox uid owns there (the grading's result folder) must not, on the
+    driver, belong to that uid: it may be anyone's account on the driver's machine."""
+    from lastexam.run.backends.ray_worker import pack, unpack
+
+    folder = tmp_path / "trial"
+    (folder / "grader").mkdir(parents=True)
+    (folder / "grader" / "result.json").write_text("{}")
+    for p in (folder / "grader", folder / "grader" / "result.json"):
+        os.chown(p, 1000, 1000)
+    unpack(pack(folder), tmp_path / "driver")
+    owners = {(p.stat().st_uid, p.stat().st_gid) for p in (tmp_path / "driver").rglob("*")}
+    assert owners == {(os.getuid(), os.getgid())}
+
+
+def test_an_unreadable_trial_folder_from_a_node_stops_the_run_with_a_message(
+        fleet: Fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lastexam.run.backends import ray_backend, ray_worker
+
+    def damaged(job: Any, archive: bytes) -> Any:
+        result = ray_worker.run_trial(job, archive)
+        result.archive = result.archive[:700]  # cut short in transit
+        return result
+
+    fake, real = ray.remote(damaged), ray_backend._remote
+    monkeypatch.setattr(ray_backend, "_remote", lambda name: fake if name == "run_trial" else real(name))
+    run = tmp_path / "run"
+    with pytest.raises(LastexamError, match="unreadable") as e:
+        execute(RunConfig(task_paths=[str(COLUMN_TOTAL)], agent="nop", backend="ray"), run)
+    assert "node " in str(e.value) and "--resume" in str(e.value)
+    assert list((run / "trials").iterdir()) == []

@@ -15,6 +15,7 @@ the engine's record of it (it started or not), not from anything the agent can w
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -53,8 +54,7 @@ ENGINE_VARS = ("PATH", "HOME", "USER", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XD
                "CONTAINER_HOST", "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "DOCKER_HOST")
 TEARDOWN_S = 10.0
 BACKSTOP_S = 30.0
-NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
-LABEL = "lastexam.area"
+NAME_CHARS, LABEL = re.compile(r"[^A-Za-z0-9_.-]+"), "lastexam.area"
 DEFAULT_ENVIRONMENT = "base"
 
 
@@ -149,25 +149,30 @@ class PodmanProvider(BwrapProvider):
 
     def _remove_leftovers(self) -> None:
         """Containers of runs that are gone: this run's own (a killed run resumed) and those
-        whose work area the sweep of dead runs has removed (their harness was killed)."""
+        whose work area the sweep of dead runs has removed (their harness was killed). Only
+        this LASTEXAM_HOME's: the label is the area's full path, and another home's areas
+        (another node or run on this machine, same container storage) are not seen here."""
         assert self.engine is not None
         listed = self.engine.call("ps", "-a", "--filter", f"label={LABEL}", "--format", "json")
         try:
             containers = json.loads(listed.stdout or "[]")
         except ValueError:
             return
-        work = self.etc_dir.parent.parent
+        own = self._area_label()
         for c in containers if isinstance(containers, list) else []:
-            area = (c.get("Labels") or {}).get(LABEL, "")
-            if area and (area == self.etc_dir.parent.name or not (work / area).exists()):
+            area = Path((c.get("Labels") or {}).get(LABEL, "") or "/")
+            if str(area) == own or (area.parent == Path(own).parent and not area.exists()):
                 self.engine.call("rm", "-f", str(c.get("Id", "")))
+
+    def _area_label(self) -> str:
+        return str(self.etc_dir.parent.absolute())
 
     def run(self, req: SandboxRequest) -> SandboxResult:
         if self.engine is None:
             raise SandboxError(engines.missing_engine())
         self._write_identity_files()
         image = self.image_for(environment_of(req))
-        cname = "lastexam-" + NAME_CHARS.sub("_", req.name)[-200:]
+        cname = container_name(req.name)
         # The container's own folder: its id, its environment file, and conmon's working
         # folder, where conmon writes "oom" when the kernel's OOM killer acted in it.
         box = self.etc_dir / "containers" / cname
@@ -223,7 +228,7 @@ class PodmanProvider(BwrapProvider):
             args += ["--runtime", runtime]
         args += [
             "--name", cname, "--cidfile", str(cidfile), "--label",
-            f"{LABEL}={self.etc_dir.parent.name}", "--pull", "never", "--init",
+            f"{LABEL}={self._area_label()}", "--pull", "never", "--init",
             # conmon's own kill, should the harness die before the cap (bwrap's
             # --die-with-parent); the harness stops the container itself at the cap.
             "--timeout", str(math.ceil(limits.wall_s + BACKSTOP_S)),
@@ -327,6 +332,13 @@ class PodmanProvider(BwrapProvider):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.01)
+
+
+def container_name(name: str) -> str:
+    """The engine's name of a sandbox, one per sandbox name (replacing the characters it cannot
+    hold, or cutting it, alone would make two sandboxes one)."""
+    digest = hashlib.sha256(name.encode(errors="surrogateescape")).hexdigest()[:12]
+    return f"lastexam-{NAME_CHARS.sub('_', name)[-180:]}-{digest}"
 
 
 def environment_of(req: SandboxRequest) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from lastexam import __version__
 from lastexam.errors import LastexamError
 from lastexam.run.backends.ray_models import TrialResources, WorkerJob, WorkerResult
-from lastexam.run.backends.ray_worker import pack, unpack
+from lastexam.run.backends.ray_worker import harness_identity, pack, unpack
 from lastexam.run.policy import POLICY, RunAborted
 from lastexam.run.probing import Prober
 from lastexam.run.readiness import MachineNeeds, plan_problems, refuse
@@ -100,7 +100,7 @@ class RayBackend:
             needs = MachineNeeds.of([p for p in plans if TrialResources.of(p).fits(node["Resources"])])
             strategy = NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
             refs.append(_remote("check_node").options(num_cpus=0, scheduling_strategy=strategy)
-                        .remote(needs, self.config.sandbox))
+                        .remote(needs, self.config.sandbox, harness_identity()))
         for label, lacks in ray.get(refs):
             problems += [f"{label}: {m}" for m in lacks]
         refuse(problems)
@@ -135,10 +135,18 @@ class RayBackend:
                 if result.refused or result.aborted or result.record is None:
                     raise RunAborted(result.refused or f"{result.node}: {result.aborted}")
                 record = result.record
+                if record.key != sub.plan.key or record.trial_id != sub.plan.key.trial_id:
+                    # Its name makes the trial's paths here: only the trial that was sent.
+                    raise RunAborted(f"{result.node} sent back a record of {record.trial_id!r} "
+                                     f"for the trial {sub.plan.key.trial_id}")
                 record.run_id, record.task_path = session.run_id, str(sub.plan.task.path)
                 archive = result.archive
-                publish_trial(session.run_dir, session.store, record,
-                              lambda folder, a=archive: unpack(a, folder))
+                try:
+                    publish_trial(session.run_dir, session.store, record,
+                                  lambda folder, a=archive: unpack(a, folder))
+                except LastexamError as e:
+                    raise RunAborted(f"{result.node} sent back the folder of {record.trial_id} "
+                                     f"as {e}") from None
                 yield record
         finally:
             for ref in inflight:
@@ -149,7 +157,7 @@ class RayBackend:
         if task.id not in archives:
             archives[task.id] = ray.put(pack(task.path))
         job = WorkerJob(session.run_id, self.config.sandbox, self.config.max_retries, sub.plan,
-                        sub.earlier)
+                        sub.earlier, harness_identity())
         options = TrialResources.of(sub.plan).ray_options()
         return _remote("run_trial").options(**options, max_retries=0).remote(job, archives[task.id])
 

@@ -53,6 +53,7 @@ class WorkerJob:
     max_retries: int
     plan: TrialPlan
     earlier: list[EarlierTry] = field(default_factory=list)
+    harness: str = ""  # the driver's harness_identity(): a node running another refuses
 
 
 @dataclass

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import io
 import os
 import tarfile
 import time
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path, PurePosixPath
 
 from lastexam import __version__
 from lastexam.errors import LastexamError
 from lastexam.gateway.server import Gateway
-from lastexam.paths import home_subdir, lastexam_home
+from lastexam.paths import home_subdir, lastexam_home, package_dir
 from lastexam.run.backends.ray_models import WorkerJob, WorkerResult
 from lastexam.run.policy import RunAborted
 from lastexam.run.readiness import MachineNeeds, machine_problems
@@ -42,6 +44,33 @@ def node_label() -> str:
 
     return (f"node {node_id()[:12]} ({ray.util.get_node_ip_address()}, "
             f"LASTEXAM_HOME={lastexam_home()})")
+
+
+def harness_identity() -> str:
+    """The lastexam this process runs: its version and a digest of its code. The nodes decide
+    and grade the trials, so each must run the driver's."""
+    import lastexam
+
+    return f"lastexam {lastexam.__version__} (code {_code_digest()})"
+
+
+@cache
+def _code_digest() -> str:
+    h = hashlib.sha256()
+    root = package_dir()
+    for p in sorted(root.rglob("*.py")):
+        if "__pycache__" not in p.parts:
+            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()[:16]
+
+
+def other_harness(driver: str) -> str | None:
+    """Why this node must not run the driver's trials, if its lastexam is not the driver's."""
+    mine = harness_identity()
+    if mine == driver:
+        return None
+    return f"runs {mine}, the driver {driver}: install the driver's lastexam on every node"
 
 
 @dataclass
@@ -117,18 +146,26 @@ def _close_session() -> None:
 
 
 def local_task(task: Task, archive: bytes) -> Task:
-    """This node's copy of the task folder, unpacked once per content."""
+    """This node's copy of the task folder, unpacked once per content, and again when the
+    copy kept no longer holds that content (altered since: its trials would be graded
+    against other files than the driver's)."""
     dest = home_subdir("ray-tasks") / task.content_hash[:24] / task.id
-    if not dest.is_dir():
-        tmp = dest.parent / f".{task.id}.{os.getpid()}.tmp"
-        remove_tree(tmp)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        unpack(archive, tmp)
-        try:
-            os.rename(tmp, dest)
-        except OSError:  # another worker of this node unpacked it first
+    for _ in range(2):
+        if not dest.is_dir():
+            tmp = dest.parent / f".{task.id}.{os.getpid()}.tmp"
             remove_tree(tmp)
-    return load_task(dest)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            unpack(archive, tmp)
+            try:
+                os.rename(tmp, dest)
+            except OSError:  # another worker of this node unpacked it first
+                remove_tree(tmp)
+        local = load_task(dest)
+        if local.content_hash == task.content_hash:
+            return local
+        remove_tree(dest)
+    raise LastexamError(f"the task folder {task.path} does not arrive whole on this node "
+                        f"({dest}): its files differ from the driver's")
 
 
 def pack(folder: Path) -> bytes:
@@ -140,26 +177,37 @@ def pack(folder: Path) -> bytes:
 
 
 def unpack(archive: bytes, folder: Path) -> None:
-    """Create `folder` from pack()'s archive: its plain files and folders, inside `folder`."""
+    """Create `folder` from pack()'s archive: its plain files and folders, inside `folder`,
+    owned by this process (the other machine's uids, its sandbox's, mean nothing here)."""
     folder.mkdir()
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        members = []
-        for m in tar.getmembers():
-            parts = PurePosixPath(m.name).parts
-            if (m.isfile() or m.isdir()) and not m.name.startswith("/") and ".." not in parts:
-                m.mode &= 0o755
-                members.append(m)
-        tar.extractall(folder, members=members)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            members = []
+            for m in tar.getmembers():
+                parts = PurePosixPath(m.name).parts
+                if (m.isfile() or m.isdir()) and not m.name.startswith("/") and ".." not in parts:
+                    m.mode &= 0o755
+                    m.uid, m.gid, m.uname, m.gname = os.getuid(), os.getgid(), "", ""
+                    members.append(m)
+            tar.extractall(folder, members=members)
+    except tarfile.TarError as e:
+        remove_tree(folder)
+        raise LastexamError(f"an unreadable archive ({len(archive)} bytes): {e}") from None
 
 
 def run_trial(job: WorkerJob, task_archive: bytes) -> WorkerResult:
     """A Ray task: decide one trial on this node."""
     label = node_label()
+    if other := other_harness(job.harness):
+        return WorkerResult(label, refused=f"{label}: {other}")
     try:
         session = _node_session(job)
     except LastexamError as e:
         return WorkerResult(label, refused=f"{label}: {e}")
-    plan = replace(job.plan, task=local_task(job.plan.task, task_archive))
+    try:
+        plan = replace(job.plan, task=local_task(job.plan.task, task_archive))
+    except LastexamError as e:
+        return WorkerResult(label, refused=f"{label}: {e}")
     problems = session.problems(plan)
     if problems:
         return WorkerResult(label, refused=f"{label} cannot run {plan.key.trial_id}:\n- "
@@ -177,8 +225,11 @@ def run_trial(job: WorkerJob, task_archive: bytes) -> WorkerResult:
     return WorkerResult(label, record=record, archive=archive)
 
 
-def check_node(needs: MachineNeeds, sandbox: str) -> tuple[str, list[str]]:
-    """A Ray task pinned to one node before the run starts: what the node lacks."""
+def check_node(needs: MachineNeeds, sandbox: str, driver: str) -> tuple[str, list[str]]:
+    """A Ray task pinned to one node before the run starts: what the node lacks. `driver`:
+    the driver's harness_identity()."""
+    if other := other_harness(driver):
+        return node_label(), [other]
     problems: list[str] = []
     name = f"preflight.{node_id()[:8]}.{os.getpid()}"
     try:
