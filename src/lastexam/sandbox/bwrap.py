@@ -230,10 +230,11 @@ class BwrapProvider:
             argv += ["--seccomp", str(seccomp_fd)]
         argv += ["--json-status-fd", str(status_w), "--", *req.argv]
         nproc = None if cg is not None else limits.max_processes
-        program, as_uid = launcher.build_launcher(), {}
-        if program is not None:  # started as the sandbox uid: no setpriv
-            argv = [str(program), str(gate_r), str(limits.watch_bytes), str(nproc or 0), self.bwrap, *argv]
-            as_uid = {} if self.uid is None else {"user": self.uid, "group": self.uid, "extra_groups": []}
+        program = launcher.build_launcher()
+        if program is not None:  # it becomes the sandbox uid itself: no setpriv
+            uid = -1 if self.uid is None else self.uid
+            argv = [str(program), str(uid), str(gate_r), str(limits.watch_bytes), str(nproc or 0),
+                    self.bwrap, *argv]
         else:
             argv = _limits_prefix(nproc, limits.watch_bytes) + self._prefix() + argv
             if cg is not None:
@@ -249,7 +250,6 @@ class BwrapProvider:
                     env=env,
                     start_new_session=True,
                     pass_fds=tuple(fd for fd in (status_w, gate_r, seccomp_fd) if fd >= 0) + req.pass_fds,
-                    **as_uid,
                 )
         except OSError as e:
             for fd in (status_r, gate_w):

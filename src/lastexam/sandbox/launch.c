@@ -1,10 +1,14 @@
-/* The sandbox launcher: launch GATE_FD FSIZE NPROC PROGRAM ARGS...
+/* The sandbox launcher: launch UID GATE_FD FSIZE NPROC PROGRAM ARGS...
  *
- * One hop between the harness and bwrap (it replaced sh -> prlimit -> setpriv). Started by
- * the harness already as the sandbox's uid, it waits until the harness has put it in the
- * sandbox's cgroups and writes "go" on the gate (GATE_FD -1: no gate), closes the gate, sets
- * the file-size and process-count limits (0: unchanged) and becomes PROGRAM.
+ * One hop between the harness and bwrap (it replaced sh -> prlimit -> setpriv). It first
+ * becomes UID (gid UID, no supplementary groups; -1: stays the caller), so that the harness
+ * spawns it without changing ids itself (Python then forks with vfork, not a copy of the
+ * harness's memory). It then waits until the harness has put it in the sandbox's cgroups and
+ * writes "go" on the gate (GATE_FD -1: no gate), closes the gate, sets the file-size and
+ * process-count limits (0: unchanged) and becomes PROGRAM.
  */
+#define _GNU_SOURCE
+#include <grp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -16,18 +20,29 @@ static int limit(int resource, const char *value) {
     return n == 0 ? 0 : setrlimit(resource, &rl);
 }
 
+static int become(const char *value) {
+    long id = strtol(value, NULL, 10);
+    if (id < 0)
+        return 0;
+    uid_t u = (uid_t)id;
+    if (setgroups(0, NULL) != 0 || setresgid(u, u, u) != 0 || setresuid(u, u, u) != 0)
+        return -1;
+    uid_t r, e, s;
+    return getresuid(&r, &e, &s) == 0 && r == u && e == u && s == u ? 0 : -1;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 5)
+    if (argc < 6 || become(argv[1]) != 0)
         return 126;
-    int gate = atoi(argv[1]);
+    int gate = atoi(argv[2]);
     if (gate >= 0) {
         char go[3];
         if (read(gate, go, 3) != 3 || memcmp(go, "go\n", 3) != 0)
             return 126;
         close(gate);
     }
-    if (limit(RLIMIT_FSIZE, argv[2]) != 0 || limit(RLIMIT_NPROC, argv[3]) != 0)
+    if (limit(RLIMIT_FSIZE, argv[3]) != 0 || limit(RLIMIT_NPROC, argv[4]) != 0)
         return 126;
-    execvp(argv[4], argv + 4);
+    execvp(argv[5], argv + 5);
     return 127;
 }
