@@ -228,3 +228,29 @@ def test_the_last_answer_is_read_in_every_wire(wire: str, stream: bool, tmp_path
                                "request": {"tools": [{}]}, "response": response}) + "\n")
     steps = gateway_steps(log)
     assert steps is not None and [s.message for s in steps] == ["All saved."]
+
+
+# Lines of the wrong shape, as an agent (or a client's bug) can print them on the stdout the
+# Codex and Gemini CLI logs are read from: each is skipped, not the whole log.
+MALFORMED_OLDER = [
+    '{"type": "item.completed", "item": ["not", "an", "object"]}',
+    '{"type": "item.completed", "item": {"type": "reasoning", "text": 5}}',
+    '{"type": "item.completed", "item": {"type": "mcp_tool_call", "id": "x", "arguments": "a"}}',
+    '{"type": "tool_use", "tool_id": "t", "tool_name": "x", "parameters": ["a"]}',
+    '{"type": "message", "role": "assistant", "content": {"no": "text"}}',
+    '{"type": "message", "role": "assistant", "content": "x", "timestamp": 5}',
+    '{"type": "tool_result", "tool_id": "t", "output": null, "error": {"message": [1]}}',
+]
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini-cli"])
+def test_a_malformed_line_is_skipped_not_the_whole_log(agent: str, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    good = (DATA / f"{agent}.computer.jsonl").read_text()
+    log.write_text("\n".join(MALFORMED_OLDER) + "\n" + good)
+    steps = PARSERS[agent](log)
+    expected = PARSERS[agent](DATA / f"{agent}.computer.jsonl")
+    assert steps is not None and expected is not None
+    names = [name for name, _ in _calls(steps)]
+    assert names[-len(_calls(expected)):] == [name for name, _ in _calls(expected)]
+    assert all(isinstance(args, dict) for _, args in _calls(steps))

@@ -204,22 +204,22 @@ def codex_steps(path: Path) -> list[Step] | None:
     for e in _events(path, b):
         if e.get("type") != "item.completed":
             continue
-        item = e.get("item") or {}
+        item = as_dict(e.get("item"))
         kind, item_id = item.get("type"), str(item.get("id", ""))
         seen = True
         if kind == "reasoning":
             b.close()
-            b.reasoning(item.get("text", ""))
+            b.reasoning(str(item.get("text", "")))
         elif kind == "agent_message":
-            b.text(item.get("text", ""))
+            b.text(str(item.get("text", "")))
             b.close()
         elif kind == "command_execution":
-            b.call(item_id, "exec_command", {"cmd": item.get("command", "")})
+            b.call(item_id, "exec_command", {"cmd": str(item.get("command", ""))})
             b.result(item_id, item.get("aggregated_output", ""),
                      {"exit_code": item.get("exit_code")})
         elif kind == "mcp_tool_call":
             b.call(item_id, mcp_name(str(item.get("server", "")), str(item.get("tool", ""))),
-                   item.get("arguments") or {})
+                   as_dict(item.get("arguments")))
             result, error = item.get("result"), item.get("error")
             if isinstance(result, dict):
                 b.result(item_id, result.get("content"),
@@ -239,13 +239,14 @@ def gemini_cli_steps(path: Path) -> list[Step] | None:
     seen = False
     for e in _events(path, b):
         kind, ts = e.get("type"), e.get("timestamp")
+        ts = ts if isinstance(ts, str) else None
         if kind == "message" and e.get("role") == "assistant":
             seen = True
             b.text(str(e.get("content", "")), ts)
         elif kind == "tool_use":
             seen = True
             b.call(str(e.get("tool_id", "")), str(e.get("tool_name", "")),
-                   e.get("parameters") or {}, ts)
+                   as_dict(e.get("parameters")), ts)
         elif kind == "tool_result":
             output = e.get("output")
             if output is None and e.get("error"):
