@@ -233,12 +233,12 @@ def test_the_last_answer_is_read_in_every_wire(wire: str, stream: bool, tmp_path
 # Lines of the wrong shape, as an agent (or a client's bug) can print them on the stdout the
 # Codex and Gemini CLI logs are read from: each is skipped, not the whole log.
 MALFORMED_OLDER = [
+    '{"type": "message", "role": "assistant", "content": "x", "timestamp": 5}',
     '{"type": "item.completed", "item": ["not", "an", "object"]}',
     '{"type": "item.completed", "item": {"type": "reasoning", "text": 5}}',
     '{"type": "item.completed", "item": {"type": "mcp_tool_call", "id": "x", "arguments": "a"}}',
     '{"type": "tool_use", "tool_id": "t", "tool_name": "x", "parameters": ["a"]}',
     '{"type": "message", "role": "assistant", "content": {"no": "text"}}',
-    '{"type": "message", "role": "assistant", "content": "x", "timestamp": 5}',
     '{"type": "tool_result", "tool_id": "t", "output": null, "error": {"message": [1]}}',
 ]
 
