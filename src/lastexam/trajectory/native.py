@@ -107,26 +107,28 @@ class StepBuilder:
             return self.steps
         return [*self.steps, Step(source="system", message=self.cut)]
 
-    def open_step(self, timestamp: str | None = None) -> Step:
+    def open_step(self, timestamp: Any = None) -> Step:
+        """The step being written, or a new one. What the client logs is not trusted to be
+        of the right kind: a timestamp that is no string is left out."""
         if self._open is None or self._open.observation is not None:
-            self._open = Step(source="agent", timestamp=timestamp)
+            self._open = Step(source="agent", timestamp=timestamp if isinstance(timestamp, str) else None)
             self.steps.append(self._open)
         return self._open
 
     def close(self) -> None:
         self._open = None
 
-    def text(self, text: str, timestamp: str | None = None) -> None:
+    def text(self, text: Any, timestamp: Any = None) -> None:
         if text and self.take():
             step = self.open_step(timestamp)
-            step.message = _clip(step.message + text)
+            step.message = _clip(step.message + _clip(text))
 
-    def reasoning(self, text: str) -> None:
+    def reasoning(self, text: Any) -> None:
         if text and self.take():
             step = self.open_step()
-            step.reasoning_content = _clip((step.reasoning_content or "") + text)
+            step.reasoning_content = _clip((step.reasoning_content or "") + _clip(text))
 
-    def call(self, call_id: str, name: str, arguments: Any, timestamp: str | None = None) -> None:
+    def call(self, call_id: str, name: str, arguments: Any, timestamp: Any = None) -> None:
         """A tool call; a computer tool's is named by its action (`click`), whatever the
         client calls it."""
         if not self.take():
@@ -209,17 +211,17 @@ def codex_steps(path: Path) -> list[Step] | None:
         seen = True
         if kind == "reasoning":
             b.close()
-            b.reasoning(str(item.get("text", "")))
+            b.reasoning(item.get("text", ""))
         elif kind == "agent_message":
-            b.text(str(item.get("text", "")))
+            b.text(item.get("text", ""))
             b.close()
         elif kind == "command_execution":
-            b.call(item_id, "exec_command", {"cmd": str(item.get("command", ""))})
+            b.call(item_id, "exec_command", {"cmd": item.get("command", "")})
             b.result(item_id, item.get("aggregated_output", ""),
                      {"exit_code": item.get("exit_code")})
         elif kind == "mcp_tool_call":
             b.call(item_id, mcp_name(str(item.get("server", "")), str(item.get("tool", ""))),
-                   as_dict(item.get("arguments")))
+                   item.get("arguments") or {})
             result, error = item.get("result"), item.get("error")
             if isinstance(result, dict):
                 b.result(item_id, result.get("content"),
@@ -239,14 +241,13 @@ def gemini_cli_steps(path: Path) -> list[Step] | None:
     seen = False
     for e in _events(path, b):
         kind, ts = e.get("type"), e.get("timestamp")
-        ts = ts if isinstance(ts, str) else None
         if kind == "message" and e.get("role") == "assistant":
             seen = True
             b.text(str(e.get("content", "")), ts)
         elif kind == "tool_use":
             seen = True
             b.call(str(e.get("tool_id", "")), str(e.get("tool_name", "")),
-                   as_dict(e.get("parameters")), ts)
+                   e.get("parameters") or {}, ts)
         elif kind == "tool_result":
             output = e.get("output")
             if output is None and e.get("error"):
