@@ -21,7 +21,10 @@ static int limit(int resource, const char *value) {
 }
 
 static int become(const char *value) {
-    long id = strtol(value, NULL, 10);
+    char *end;
+    long id = strtol(value, &end, 10);
+    if (end == value || *end != '\0' || id < -1 || id > 0x7fffffffL)
+        return -1; /* not a uid: never read as 0, root */
     if (id < 0)
         return 0;
     uid_t u = (uid_t)id;

@@ -54,7 +54,8 @@ ENGINE_VARS = ("PATH", "HOME", "USER", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XD
                "CONTAINER_HOST", "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "DOCKER_HOST")
 TEARDOWN_S = 10.0
 BACKSTOP_S = 30.0
-NAME_CHARS, LABEL = re.compile(r"[^A-Za-z0-9_.-]+"), "lastexam.area"
+NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
+LABEL = "lastexam.area"  # its value: the full path of the container's work area
 DEFAULT_ENVIRONMENT = "base"
 
 

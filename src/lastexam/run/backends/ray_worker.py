@@ -49,7 +49,7 @@ def node_label() -> str:
 def harness_identity() -> str:
     """The lastexam this process runs: its version and a digest of its code. The nodes decide
     and grade the trials, so each must run the driver's."""
-    import lastexam
+    import lastexam  # the version read at call time (a test stands in another)
 
     return f"lastexam {lastexam.__version__} (code {_code_digest()})"
 
