@@ -6,6 +6,7 @@ import json
 import os
 import select
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -67,7 +68,7 @@ def host_display(tmp_path: Path) -> Iterator[int]:
     """A host X server on a free display other than :0 (the number the sandbox's own display
     has), reachable on every channel (TCP, no access control)."""
     for number in range(20, 100):
-        if Path(f"/tmp/.X{number}-lock").exists() or Path(f"/tmp/.X11-unix/X{number}").exists():
+        if Path(f"/tmp/.X{number}-lock").exists() or _listening(Path(f"/tmp/.X11-unix/X{number}")):
             continue
         r, w = os.pipe()
         proc = subprocess.Popen(
@@ -83,9 +84,25 @@ def host_display(tmp_path: Path) -> Iterator[int]:
                 return
         finally:
             os.close(r)
-            proc.kill()
-            proc.wait()
+            proc.terminate()  # SIGTERM: Xvfb removes its lock and socket (SIGKILL left them)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
     pytest.fail("no free display for the host X server")
+
+
+def _listening(socket_path: Path) -> bool:
+    """An X server answers on this socket (one left by a killed server does not)."""
+    if not socket_path.exists():
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        try:
+            s.connect(str(socket_path))
+        except OSError:
+            return False
+    return True
 
 
 @pytest.fixture
