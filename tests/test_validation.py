@@ -243,7 +243,13 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "generator-blas-dependent": (edit("generate.py", "write_text(DATA)",
                                       'write_text(DATA + __import__("os").environ.get("OPENBLAS_CORETYPE", ""))'),
                                  "reproducible under other BLAS kernels",
-                                 f"Haswell: generate.py differs: {APPENDED_AT}"),
+                                 f", 2 threads: generate.py differs: {APPENDED_AT}"),
+    # The one other setting changes the thread count as well as the kernel.
+    "generator-thread-dependent": (edit("generate.py", "write_text(DATA)",
+                                        'write_text(DATA + ("" if __import__("os").environ.get('
+                                        '"OPENBLAS_NUM_THREADS", "1") == "1" else "threads"))'),
+                                   "reproducible under other BLAS kernels",
+                                   f"2 threads: generate.py differs: {APPENDED_AT}"),
     # make.sh builds the fixture from the oracle's output, which is then graded; or fails.
     "made-fixture-wrong": (_built_fixture(MAKE_WRONG_COUNT), "positive fixture built",
                            "score 0.666667; failed: count"),

@@ -86,7 +86,12 @@ def _validate(task_paths: list[Path], concurrency: int, keep: Path | None, chang
     from lastexam.task.load import expand
     from lastexam.validation import manifest as mf
     from lastexam.validation.selection import ALL_GATES, parse_gates
-    from lastexam.validation.suite import plan_validation, record_reports, validate_tasks
+    from lastexam.validation.suite import (
+        expected_seconds,
+        plan_validation,
+        record_reports,
+        validate_tasks,
+    )
 
     selection = parse_gates(gates) if gates is not None else ALL_GATES
     if record and not selection.complete:
@@ -114,7 +119,8 @@ def _validate(task_paths: list[Path], concurrency: int, keep: Path | None, chang
                 mf.save_manifest(recorded, manifest_path)
 
         reports = validate_tasks(folders, concurrency=concurrency, keep=keep, on_report=on_report,
-                                 selections=plan.selections, probe_model=probe_model or "")
+                                 selections=plan.selections, probe_model=probe_model or "",
+                                 expected_s=expected_seconds(plan, recorded))
     if record:
         err.print(f"recorded in {manifest_path}")
     ok = all(r.passed for r in reports)

@@ -21,6 +21,7 @@ from lastexam.sandbox.base import Mount
 
 MARKER = "lastexam-env.json"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_SITE_PACKAGES: dict[Path, list[Path]] = {}
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,13 @@ class Environment:
         return home_subdir("envs") / self.name
 
     def site_packages(self) -> list[Path]:
-        return sorted(self.venv.glob("lib/python3*/site-packages"))
+        venv = self.venv
+        if found := _SITE_PACKAGES.get(venv):  # an installed venv's do not move
+            return list(found)
+        found = sorted(venv.glob("lib/python3*/site-packages"))
+        if found:
+            _SITE_PACKAGES[venv] = found
+        return list(found)
 
     def mounts(self) -> list[Mount]:
         return [Mount(self.venv, str(self.venv))]
@@ -100,6 +107,7 @@ def install(env: Environment, *, log=print, force: bool = False) -> None:
         # A fresh venv, so that packages dropped from the environment are gone too.
         log(f"recreating {venv}")
         shutil.rmtree(venv)
+    _SITE_PACKAGES.pop(venv, None)
     if not Path(BASE_PYTHON).exists():
         raise LastexamError(f"{BASE_PYTHON} is missing: apt-get install python3 python3-venv")
     log(f"creating {venv}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,9 +54,11 @@ class TaskReport:
     def passed(self) -> bool:
         return bool(self.gates) and all(g.passed for g in self.gates)
 
-    def add(self, name: str, passed: bool, detail: str = "") -> bool:
+    def add(self, name: str, passed: bool, detail: str = "", seconds: float | None = None) -> bool:
+        """`seconds`: the gate's own, when it did not run in the time since the gate before."""
         now = time.monotonic()
-        self.gates.append(GateResult(name, passed, detail, round(now - self._mark, 1)))
+        took = round(now - self._mark, 1) if seconds is None else seconds
+        self.gates.append(GateResult(name, passed, detail, took))
         self._mark = now
         return passed
 
@@ -157,6 +160,20 @@ class Validator:
             return report
         if not (task.solution_dir / "solve.sh").is_file() or not task.grader.is_file():
             return report
+        with ThreadPoolExecutor(1, thread_name_prefix=f"blas-{task.id}") as side:
+            blas = cf.BlasReruns.start(self, task, env, side) if select.runs("blas") else None
+            self._sandboxed_gates(task, env, select, report)
+            if blas is not None:
+                cf.blas_gate(task, report, blas)
+        if saved := self.probes.save(task):
+            # The folder changed under the validation: its result must not be recorded as is.
+            report.add("probe answers recorded beforehand", False,
+                       f"the probe model answered new questions, written to {saved}: review them, "
+                       "then validate again")
+        return report
+
+    def _sandboxed_gates(self, task: Task, env: envs.Environment, select: GateSelection,
+                         report: TaskReport) -> None:
         if select.runs("oracle"):
             oracle = self._trial(task, env, "oracle")
             report.add(
@@ -178,14 +195,6 @@ class Validator:
             cf.malformed_gate(self, task, env, oracle_output, report)
         if select.runs("generate") and task.generator.is_file():
             cf.generator_gate(self, task, env, report)
-        if select.runs("blas"):
-            cf.blas_gate(self, task, env, report)
-        if saved := self.probes.save(task):
-            # The folder changed under the validation: its result must not be recorded as is.
-            report.add("probe answers recorded beforehand", False,
-                       f"the probe model answered new questions, written to {saved}: review them, "
-                       "then validate again")
-        return report
 
     def _trial(self, task: Task, env: envs.Environment, agent_name: str, attempt: int = 1):
         agent = get_agent(agent_name)

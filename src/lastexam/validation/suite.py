@@ -72,6 +72,14 @@ def plan_validation(
     return plan
 
 
+def expected_seconds(plan: ValidationPlan, manifest: Manifest) -> dict[Path, float]:
+    """Each folder's seconds in its current manifest entry, for the gates it will run now (the
+    static gates alone take no time to speak of)."""
+    by_key = {entry.key: entry for entry in manifest.tasks.values()}
+    return {folder: sum(by_key[key].seconds.values()) if plan.selections[folder].sandboxed else 0.0
+            for folder, key in plan.keys.items() if key in by_key}
+
+
 def record_reports(
     manifest: Manifest, plan: ValidationPlan, reports: list[TaskReport], day: dt.date, commit: str
 ) -> Manifest:
@@ -99,9 +107,12 @@ def validate_tasks(
     on_report=None,
     selections: dict[Path, GateSelection] | None = None,
     probe_model: str = "",
+    expected_s: dict[Path, float] | None = None,
 ) -> list[TaskReport]:
     """Validate task folders in a throwaway run (kept in `keep` when given), each with every
-    gate or with the gates `selections` gives for it."""
+    gate or with the gates `selections` gives for it. Tasks start longest first by
+    `expected_s` (those without a figure before all), so that no long task starts last and
+    runs alone; the reports keep the order of `folders`."""
     if keep is not None and RunPaths(keep).db.exists():
         raise LastexamError("already holds a run: give --keep a new folder", path=keep)
     run_dir = keep or Path(tempfile.mkdtemp(prefix="lastexam-validate-"))
@@ -115,12 +126,14 @@ def validate_tasks(
             validator = Validator(runner, cf.suite_canaries(folders))
             runner.recorded_probes = validator.probes.of
             chosen = selections or {}
-            jobs = [pool.submit(validator.validate, f, chosen.get(f, ALL_GATES)) for f in folders]
-            for job in as_completed(jobs):
+            expected = expected_s or {}
+            order = sorted(folders, key=lambda f: -expected.get(f, float("inf")))
+            jobs = {f: pool.submit(validator.validate, f, chosen.get(f, ALL_GATES)) for f in order}
+            for job in as_completed(jobs.values()):
                 reports.append(job.result())
                 if on_report:
                     on_report(reports[-1], len(reports), len(folders))
-            reports = [job.result() for job in jobs]
+            reports = [jobs[f].result() for f in folders]
     finally:
         if keep is None:
             shutil.rmtree(run_dir, ignore_errors=True)
