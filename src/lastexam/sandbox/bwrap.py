@@ -142,6 +142,7 @@ class BwrapProvider:
             "bwrap": version.stdout.strip(),
             "host_uid": self.uid if self.uid is not None else os.getuid(),
             "limits": f"cgroup v{cg.version}" if cg else "rlimits (no writable cgroup)",
+            "cgroup_favordynmods": cgroups.favours_dynmods() if cg else None,
             "network": "none (loopback only)",
         }
 

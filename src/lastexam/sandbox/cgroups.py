@@ -117,6 +117,17 @@ class CgroupManager:
         return [Cgroup(self.version, [b / n for b in self.bases]) for n in sorted(names)]
 
 
+def favours_dynmods() -> bool | None:
+    """Whether the kernel keeps cgroup moves fast (the cgroup2 mount's favordynmods, set by
+    scripts/setup.sh; it covers the v1 hierarchies too). None: no cgroup2 mount to tell."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/mounts").read_text().splitlines():
+            fields = line.split()
+            if len(fields) > 3 and fields[2] == "cgroup2":
+                return "favordynmods" in fields[3].split(",")
+    return None
+
+
 def detect() -> CgroupManager | None:
     if os.geteuid() != 0:
         return None

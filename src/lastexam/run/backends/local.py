@@ -4,7 +4,7 @@ each in a sandbox on this machine, with the run's model gateway here."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from typing import TYPE_CHECKING
 
 from lastexam.run.probing import Prober
@@ -41,16 +41,16 @@ class LocalBackend:
         try:
             runner = session.trial_runner(gateway, self.config.max_retries, prober)
             with ThreadPoolExecutor(max_workers=max(1, self.config.concurrency)) as pool:
-                pending: set[Future[TrialRecord]] = {pool.submit(runner.run, p) for p in plans}
+                futures: list[Future[TrialRecord]] = [pool.submit(runner.run, p) for p in plans]
                 try:
-                    while pending:
-                        completed, pending = wait(pending, return_when=FIRST_COMPLETED)
-                        for fut in completed:
-                            yield fut.result()  # RunAborted stops the run
+                    # as_completed waits on each future once (wait() in a loop walks every
+                    # pending one per finished trial: quadratic in the trials of a run).
+                    for fut in as_completed(futures):
+                        yield fut.result()  # RunAborted stops the run
                 finally:
-                    for other in pending:
+                    for other in futures:
                         other.cancel()
-                    wait(pending)
+                    wait(futures)
         finally:
             if gateway is not None:
                 gateway.stop()
