@@ -12,9 +12,10 @@ import pytest
 
 from conftest import ROOT, TEST_TASKS, run_cli
 from lastexam.validation import manifest as mf
+from lastexam.validation.gates import TaskReport, Validator
 from lastexam.validation.manifest import Manifest, ManifestEntry, rotating_sample
-from lastexam.validation.selection import ALL_GATES, STATIC_GATES
-from lastexam.validation.suite import plan_validation
+from lastexam.validation.selection import ALL_GATES, STATIC_GATES, GateSelection
+from lastexam.validation.suite import expected_seconds, plan_validation, validate_tasks
 
 DAY = dt.date(2026, 12, 3)
 
@@ -165,3 +166,38 @@ def test_record_drops_a_task_that_fails_and_keeps_unchanged_ones(project: Path) 
     assert not result["passed"]
     after = json.loads((project / "m.json").read_text())["tasks"]
     assert after == {"deliverable-parse": before["deliverable-parse"]}
+
+
+def test_expected_seconds_come_from_current_entries_only(project: Path) -> None:
+    keys = _keys(project)
+    folders = sorted((project / "tasks" / "other").iterdir())
+    manifest = Manifest(tasks={
+        "column-total": ManifestEntry(key=keys["column-total"], gates=["a", "b"],
+                                      seconds={"a": 2.0, "b": 3.5}, date="2026-12-03", commit="x"),
+        "deliverable-parse": ManifestEntry(key="0" * 64, gates=["a"], seconds={"a": 9.0},
+                                           date="2026-12-03", commit="x"),
+    })
+    plan = plan_validation(folders, manifest, day=DAY)
+    assert expected_seconds(plan, manifest) == {folders[0]: 5.5}  # the other entry is stale
+    plan.selections[folders[0]] = STATIC_GATES
+    assert expected_seconds(plan, manifest) == {folders[0]: 0.0}
+
+
+def test_longest_task_starts_first_and_reports_keep_the_folder_order(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folders = sorted((project / "tasks" / "other").iterdir())
+    started: list[str] = []
+    real = Validator.validate
+
+    def spy(self: Validator, path: Path, select: GateSelection = ALL_GATES) -> TaskReport:
+        started.append(path.name)
+        return real(self, path, STATIC_GATES)
+
+    monkeypatch.setattr(Validator, "validate", spy)
+    reports = validate_tasks(folders, concurrency=1, expected_s={folders[0]: 5.0, folders[1]: 50.0})
+    assert started == ["deliverable-parse", "column-total"]
+    assert [r.task for r in reports] == ["column-total", "deliverable-parse"]
+    started.clear()
+    validate_tasks(folders, concurrency=1, expected_s={folders[1]: 50.0})  # no figure: first
+    assert started == ["column-total", "deliverable-parse"]

@@ -30,7 +30,7 @@ from lastexam.validation.fixtures import negative_fixtures, positive_fixtures
 from lastexam.validation.script_sandbox import ScriptRun, run_script
 
 if TYPE_CHECKING:
-    from lastexam.validation.gates import TaskReport, Validator
+    from lastexam.validation.gates import GateOutcome, TaskReport, Validator
 
 ORACLE_GATE = "oracle scores 1.0"  # run in gates.py; the BLAS gate reruns what passed
 CANARY_UNIQUE = "canary unique"
@@ -105,13 +105,11 @@ def _malform(target: Path, kind: str, seed: str) -> None:
             f.truncate(HUGE_BYTES if kind == "huge file" else 0)
 
 
-def malformed_gate(v: Validator, task: Task, env: Environment, oracle_output: Path,
-                   report: TaskReport) -> None:
+def malformed_gate(v: Validator, task: Task, env: Environment, oracle_output: Path) -> GateOutcome:
     """Every declared output malformed at once, one grading per kind; then each output alone
     emptied, the others the oracle's. None may raise in the grader or earn a full pass."""
     if not oracle_output.is_dir():
-        report.add(MALFORMED_OUTPUTS, False, "no oracle output to start from")
-        return
+        return MALFORMED_OUTPUTS, False, "no oracle output to start from"
     variants = [(kind, task.spec.outputs, kind) for kind in MALFORMED_KINDS]
     if len(task.spec.outputs) > 1:
         variants += [(f"{o} empty", [o], "empty file") for o in task.spec.outputs]
@@ -129,7 +127,7 @@ def malformed_gate(v: Validator, task: Task, env: Environment, oracle_output: Pa
             bad.append(f"{label}: grader error: {(g.error or '').strip()[-200:]}")
         elif g.score == 1.0:
             bad.append(f"{label}: full pass")
-    report.add(MALFORMED_OUTPUTS, not bad, "; ".join(bad))
+    return MALFORMED_OUTPUTS, not bad, "; ".join(bad)
 
 
 def with_variables(env: Environment, extra: dict[str, str]) -> Environment:
@@ -177,9 +175,9 @@ def run_generator(runner: TrialRunner, task: Task, env: Environment, work: Path,
     return "; ".join(diffs)
 
 
-def generator_gate(v: Validator, task: Task, env: Environment, report: TaskReport) -> None:
+def generator_gate(v: Validator, task: Task, env: Environment) -> GateOutcome:
     why = run_generator(v.runner, task, env, v.area.validation(task.id) / "generate", "generate")
-    report.add(GENERATE_REPRODUCES, not why, why)
+    return GENERATE_REPRODUCES, not why, why
 
 
 def blas_setting(env: Environment) -> tuple[str, dict[str, str]]:

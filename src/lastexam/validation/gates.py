@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from lastexam.agents import get_agent
@@ -27,10 +29,20 @@ from lastexam.validation.fixtures import Fixture, FixtureSpec, negative_fixtures
 from lastexam.validation.selection import ALL_GATES, GateSelection
 
 MIN_NEGATIVE_FIXTURES = 2
+GATES_AT_ONCE = 2  # of one task's gates that grade the oracle's output, fixtures or generate.py
 LEAK_LINE_MIN = 20
 TEXT_SUFFIXES = {".txt", ".csv", ".json", ".md", ".tsv", ".xml", ".yaml", ".yml", ".toml", ".cir",
                  ".sp", ".net", ".vcf", ".sam", ".fa", ".fasta", ".bed", ".gff", ".py", ".r",
                  ".m", ".scad", ".html", ".tex", ".log", ".ini", ".cfg", ".sql", ".inp", ".dat"}
+
+
+GateOutcome = tuple[str, bool, str]  # a gate's name, whether it passed, and why not
+
+
+def _timed(gate: Callable[[], GateOutcome]) -> tuple[GateOutcome, float]:
+    started = time.monotonic()
+    outcome = gate()
+    return outcome, round(time.monotonic() - started, 1)
 
 
 @dataclass
@@ -53,6 +65,10 @@ class TaskReport:
     @property
     def passed(self) -> bool:
         return bool(self.gates) and all(g.passed for g in self.gates)
+
+    def mark(self) -> None:
+        """Gates after this one are timed from now (gates that timed themselves came before)."""
+        self._mark = time.monotonic()
 
     def add(self, name: str, passed: bool, detail: str = "", seconds: float | None = None) -> bool:
         """`seconds`: the gate's own, when it did not run in the time since the gate before."""
@@ -185,16 +201,27 @@ class Validator:
         if select.runs("nop"):
             nop = self._trial(task, env, "nop")
             report.add("nop scores 0", nop.status == "completed" and nop.score == 0.0, cf.describe_trial(nop))
-        for fx in negative_fixtures(task) if select.runs("negative") else []:
-            self._fixture_gate(task, env, fx, oracle_output, report)
-        for fx in positive_fixtures(task) if select.runs("positive") else []:
-            self._positive_gate(task, env, fx, oracle_output, report)
+        gates: list[Callable[[], GateOutcome]] = [
+            *(partial(self._fixture_gate, task, env, fx, oracle_output)
+              for fx in (negative_fixtures(task) if select.runs("negative") else [])),
+            *(partial(self._positive_gate, task, env, fx, oracle_output)
+              for fx in (positive_fixtures(task) if select.runs("positive") else [])),
+        ]
         if select.runs("determinism"):
-            self._determinism_gate(task, env, oracle.trial_id, report)
+            gates.append(partial(self._determinism_gate, task, env, oracle.trial_id))
         if select.runs("malformed"):
-            cf.malformed_gate(self, task, env, oracle_output, report)
+            gates.append(partial(cf.malformed_gate, self, task, env, oracle_output))
         if select.runs("generate") and task.generator.is_file():
-            cf.generator_gate(self, task, env, report)
+            gates.append(partial(cf.generator_gate, self, task, env))
+        # Two at a time: a task's gates otherwise hold one core while the task validated
+        # beside it may be a desktop oracle that mostly waits. The longest (the last ones:
+        # several gradings or a generator each) start first; the report keeps this order.
+        with ThreadPoolExecutor(GATES_AT_ONCE, thread_name_prefix=f"gates-{task.id}") as pool:
+            futures = {i: pool.submit(_timed, gate) for i, gate in reversed(list(enumerate(gates)))}
+            results = [futures[i].result() for i in range(len(gates))]
+        report.mark()
+        for (name, passed, detail), seconds in results:
+            report.add(name, passed, detail, seconds=seconds)
 
     def _trial(self, task: Task, env: envs.Environment, agent_name: str, attempt: int = 1):
         agent = get_agent(agent_name)
@@ -255,36 +282,34 @@ class Validator:
         return g if g.ok else f"grader error: {g.error}"
 
     def _positive_gate(
-        self, task: Task, env: envs.Environment, fx: Fixture, oracle_output: Path, report: TaskReport
-    ) -> None:
+        self, task: Task, env: envs.Environment, fx: Fixture, oracle_output: Path
+    ) -> GateOutcome:
         name = f"positive fixture {fx.name}"
         g = self._grade_fixture(task, env, fx, oracle_output, f"positive-{fx.name}")
         if isinstance(g, str):
-            report.add(name, False, g)
-            return
+            return name, False, g
         failed = [c.name for c in g.checks if not c.passed]
-        report.add(name, g.score == 1.0, f"score {g.score}; failed: {', '.join(failed)}" if failed else "")
+        return name, g.score == 1.0, f"score {g.score}; failed: {', '.join(failed)}" if failed else ""
 
     def _fixture_gate(
-        self, task: Task, env: envs.Environment, fx: Fixture, oracle_output: Path, report: TaskReport
-    ) -> None:
+        self, task: Task, env: envs.Environment, fx: Fixture, oracle_output: Path
+    ) -> GateOutcome:
         name = f"negative fixture {fx.name}"
         g = self._grade_fixture(task, env, fx, oracle_output, f"fixture-{fx.name}")
         if isinstance(g, str) or not isinstance(fx.spec, FixtureSpec):
-            report.add(name, False, g if isinstance(g, str) else fx.error)
-            return
+            return name, False, g if isinstance(g, str) else fx.error
         lo, hi = fx.spec.score_min, fx.spec.score_max
         ok = g.score is not None and lo <= g.score <= hi and g.score < 1.0
-        report.add(name, ok, f"score {g.score} (declared {lo}..{hi})")
+        return name, ok, f"score {g.score} (declared {lo}..{hi})"
 
-    def _determinism_gate(self, task: Task, env: envs.Environment, oracle_trial: str, report: TaskReport) -> None:
+    def _determinism_gate(self, task: Task, env: envs.Environment, oracle_trial: str) -> GateOutcome:
+        name = "grading is deterministic"
         output = RunPaths(self.runner.run_dir).trial(oracle_trial).output
         if not output.is_dir():
-            report.add("grading is deterministic", False, "no oracle output to grade")
-            return
+            return name, False, "no oracle output to grade"
         first = self._grade_dir(task, env, output, "determinism-1")
         second = self._grade_dir(task, env, output, "determinism-2")
         same = first.ok and second.ok and [c.model_dump() for c in first.checks] == [
             c.model_dump() for c in second.checks
         ]
-        report.add("grading is deterministic", same, "" if same else "two gradings of the oracle output differ")
+        return name, same, "" if same else "two gradings of the oracle output differ"
