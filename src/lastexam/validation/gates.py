@@ -20,7 +20,7 @@ from lastexam.run.grading import GradeRequest, grade
 from lastexam.run.recorded_probes import RecordedProbes
 from lastexam.run.trial import TrialPlan, TrialRunner
 from lastexam.run.workspace import RunWorkArea
-from lastexam.store.models import GradeRecord, TrialKey
+from lastexam.store.models import GradeRecord, TrialKey, TrialRecord
 from lastexam.task.hygiene import solution_uses
 from lastexam.task.load import Task, load_task
 from lastexam.validation import conformance as cf
@@ -208,7 +208,7 @@ class Validator:
               for fx in (positive_fixtures(task) if select.runs("positive") else [])),
         ]
         if select.runs("determinism"):
-            gates.append(partial(self._determinism_gate, task, env, oracle.trial_id))
+            gates.append(partial(self._determinism_gate, task, env, oracle))
         if select.runs("malformed"):
             gates.append(partial(cf.malformed_gate, self, task, env, oracle_output))
         if select.runs("generate") and task.generator.is_file():
@@ -302,12 +302,15 @@ class Validator:
         ok = g.score is not None and lo <= g.score <= hi and g.score < 1.0
         return name, ok, f"score {g.score} (declared {lo}..{hi})"
 
-    def _determinism_gate(self, task: Task, env: envs.Environment, oracle_trial: str) -> GateOutcome:
+    def _determinism_gate(self, task: Task, env: envs.Environment, oracle: TrialRecord) -> GateOutcome:
+        """Two gradings of the oracle's output give the same rubric: the oracle trial's own and
+        one more (two more for a sealed task, whose trial keeps only a redacted rubric)."""
         name = "grading is deterministic"
-        output = RunPaths(self.runner.run_dir).trial(oracle_trial).output
+        output = RunPaths(self.runner.run_dir).trial(oracle.trial_id).output
         if not output.is_dir():
             return name, False, "no oracle output to grade"
-        first = self._grade_dir(task, env, output, "determinism-1")
+        first = oracle.grade if oracle.grade is not None and oracle.grade.ok and not task.sealed \
+            else self._grade_dir(task, env, output, "determinism-1")
         second = self._grade_dir(task, env, output, "determinism-2")
         same = first.ok and second.ok and [c.model_dump() for c in first.checks] == [
             c.model_dump() for c in second.checks
