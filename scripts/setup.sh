@@ -37,9 +37,12 @@ extras=""
 # machine's (forks and exits take a slower path), lasts until reboot, and goes on the cgroup2
 # mount, whose flag covers the v1 hierarchies too. docs/sandbox.md.
 if [[ $EUID -eq 0 ]]; then
-    cg2="$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)"
-    if [[ -n "$cg2" ]] && ! grep -q "^cgroup2 $cg2 cgroup2 [^ ]*favordynmods" /proc/mounts; then
-        if mount -o remount,favordynmods "$cg2" 2>/dev/null; then
+    # Fields, not the source's name ("cgroup2", "cgroup", "none" on other hosts).
+    favours() { awk '$3 == "cgroup2" {if (("," $4 ",") ~ /,favordynmods,/) print "yes"; else print "no"; exit}' /proc/mounts; }
+    cg2="$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts || true)"
+    if [[ -n "$cg2" && "$(favours)" == no ]]; then
+        # In a cgroup namespace other than the host's the remount succeeds and changes nothing.
+        if mount -o remount,favordynmods "$cg2" 2>/dev/null && [[ "$(favours)" == yes ]]; then
             echo "setup: $cg2 remounted with favordynmods (faster sandbox starts)"
         else
             echo "setup: could not remount $cg2 with favordynmods; sandboxes start a few ms slower"

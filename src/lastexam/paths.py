@@ -33,15 +33,18 @@ def home_subdir(name: str) -> Path:
     """LASTEXAM_HOME/name, made and traversable by others (the sandbox's uid passes it)."""
     # A trial asks for these dozens of times: the folder made once is remembered for as long
     # as it exists (one stat instead of a resolve, a mkdir and two stats).
-    key = (os.environ.get("LASTEXAM_HOME"), os.environ.get("HOME"), os.geteuid(), name)
-    if (known := _SUBDIRS.get(key)) is not None and os.path.isdir(known):
+    raw = os.environ.get("LASTEXAM_HOME")
+    # A relative LASTEXAM_HOME resolves against the current folder, which may change.
+    key = (raw, os.environ.get("HOME"), os.geteuid(), name) if not raw or os.path.isabs(raw) else None
+    if key is not None and (known := _SUBDIRS.get(key)) is not None and os.path.isdir(known):
         return known
     path = lastexam_home() / name
     path.mkdir(parents=True, exist_ok=True)
     for p in (lastexam_home(), path):
         if p.stat().st_mode & 0o011 != 0o011:
             p.chmod(p.stat().st_mode | 0o011)
-    _SUBDIRS[key] = path
+    if key is not None:
+        _SUBDIRS[key] = path
     return path
 
 

@@ -39,7 +39,8 @@ class Environment:
 
     def site_packages(self) -> list[Path]:
         venv = self.venv
-        if found := _SITE_PACKAGES.get(venv):  # an installed venv's do not move
+        found = _SITE_PACKAGES.get(venv)  # an installed venv's stay (a reinstall may change them)
+        if found and found[0].is_dir():
             return list(found)
         found = sorted(venv.glob("lib/python3*/site-packages"))
         if found:

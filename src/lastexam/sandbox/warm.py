@@ -299,6 +299,9 @@ class WarmPool:
 
     def worker(self, provider: bwrap.BwrapProvider, env_name: str, env: dict[str, str],
                lib_host: Path, lib: str) -> WarmWorker:
+        # One worker per environment name, started with the variables of whichever grading
+        # asks first (validation's BLAS reruns add some): each job's child replaces them with
+        # its own request's before the grader runs (warm_worker.Job.grade).
         with self._lock:
             if env_name not in self._workers:
                 self._workers[env_name] = WarmWorker(provider, self.folder / env_name, env, lib_host, lib)

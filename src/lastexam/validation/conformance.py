@@ -183,7 +183,8 @@ def generator_gate(v: Validator, task: Task, env: Environment) -> GateOutcome:
 def blas_setting(env: Environment) -> tuple[str, dict[str, str]]:
     """The other BLAS setting for env: OpenBLAS's Sandybridge kernels (AVX, no FMA), or Nehalem's
     (SSE) on a machine whose own choice is Sandybridge, and two threads (the tasks pin one)."""
-    core = "Nehalem" if default_blas_core(env) == "Sandybridge" else "Sandybridge"
+    default = env.spec.env.get("OPENBLAS_CORETYPE") or default_blas_core(env)
+    core = "Nehalem" if default.lower() == "sandybridge" else "Sandybridge"
     return f"{core}, {BLAS_THREADS} threads", {
         "OPENBLAS_CORETYPE": core, "OPENBLAS_NUM_THREADS": BLAS_THREADS, "OMP_NUM_THREADS": BLAS_THREADS}
 
@@ -191,8 +192,10 @@ def blas_setting(env: Environment) -> tuple[str, dict[str, str]]:
 @cache
 def _core_of(python: str) -> str:
     try:
-        proc = subprocess.run([python, "-c", "import numpy"], capture_output=True, text=True, timeout=60,
-                              env={"OPENBLAS_VERBOSE": "2", "PATH": "/usr/bin:/bin"}, check=False)
+        # -I and cwd="/": no folder of the caller's (a task folder's numpy.py) shadows NumPy.
+        proc = subprocess.run([python, "-I", "-c", "import numpy"], capture_output=True, text=True,
+                              timeout=60, cwd="/", check=False,
+                              env={"OPENBLAS_VERBOSE": "2", "PATH": "/usr/bin:/bin"})
     except (OSError, subprocess.TimeoutExpired):
         return ""
     found = re.search(r"^Core: (\w+)", proc.stdout + proc.stderr, re.MULTILINE)

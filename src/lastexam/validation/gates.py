@@ -176,11 +176,16 @@ class Validator:
             return report
         if not (task.solution_dir / "solve.sh").is_file() or not task.grader.is_file():
             return report
-        with ThreadPoolExecutor(1, thread_name_prefix=f"blas-{task.id}") as side:
+        side = ThreadPoolExecutor(1, thread_name_prefix=f"blas-{task.id}")
+        try:
             blas = cf.BlasReruns.start(self, task, env, side) if select.runs("blas") else None
             self._sandboxed_gates(task, env, select, report)
             if blas is not None:
                 cf.blas_gate(task, report, blas)
+        except BaseException:
+            side.shutdown(wait=True, cancel_futures=True)  # a queued generate rerun never starts
+            raise
+        side.shutdown(wait=True)
         if saved := self.probes.save(task):
             # The folder changed under the validation: its result must not be recorded as is.
             report.add("probe answers recorded beforehand", False,
@@ -216,9 +221,12 @@ class Validator:
         # Two at a time: a task's gates otherwise hold one core while the task validated
         # beside it may be a desktop oracle that mostly waits. The longest (the last ones:
         # several gradings or a generator each) start first; the report keeps this order.
-        with ThreadPoolExecutor(GATES_AT_ONCE, thread_name_prefix=f"gates-{task.id}") as pool:
+        pool = ThreadPoolExecutor(GATES_AT_ONCE, thread_name_prefix=f"gates-{task.id}")
+        try:
             futures = {i: pool.submit(_timed, gate) for i, gate in reversed(list(enumerate(gates)))}
             results = [futures[i].result() for i in range(len(gates))]
+        finally:  # a gate that raised: the queued ones do not start
+            pool.shutdown(wait=True, cancel_futures=True)
         report.mark()
         for (name, passed, detail), seconds in results:
             report.add(name, passed, detail, seconds=seconds)

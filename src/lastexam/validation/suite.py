@@ -127,13 +127,14 @@ def validate_tasks(
             runner.recorded_probes = validator.probes.of
             chosen = selections or {}
             expected = expected_s or {}
-            order = sorted(folders, key=lambda f: -expected.get(f, float("inf")))
-            jobs = {f: pool.submit(validator.validate, f, chosen.get(f, ALL_GATES)) for f in order}
+            order = sorted(range(len(folders)), key=lambda i: -expected.get(folders[i], float("inf")))
+            jobs = {i: pool.submit(validator.validate, folders[i], chosen.get(folders[i], ALL_GATES))
+                    for i in order}
             for job in as_completed(jobs.values()):
                 reports.append(job.result())
                 if on_report:
                     on_report(reports[-1], len(reports), len(folders))
-            reports = [jobs[f].result() for f in folders]
+            reports = [jobs[i].result() for i in range(len(folders))]  # in the folders' order
     finally:
         if keep is None:
             shutil.rmtree(run_dir, ignore_errors=True)

@@ -172,10 +172,11 @@ class Model:
             except Exception:
                 insecure.append(f"{cid}: no convergence")
                 continue
+            else:  # read while the contingency is applied: _loadings skips what is out of service
+                over = {b: v for b, v in self._loadings(post, 1).items() if v > 100.0}
             finally:
                 for table, k, column, value in reversed(undo):
                     table.at[k, column] = value
-            over = {b: v for b, v in self._loadings(post, 1).items() if v > 100.0}
             if over:
                 worst = max(sorted(over), key=over.get)
                 insecure.append(f"{cid}: {worst} at {over[worst]:.2f} % of rate B")

@@ -41,16 +41,18 @@ class LocalBackend:
         try:
             runner = session.trial_runner(gateway, self.config.max_retries, prober)
             with ThreadPoolExecutor(max_workers=max(1, self.config.concurrency)) as pool:
-                futures: list[Future[TrialRecord]] = [pool.submit(runner.run, p) for p in plans]
+                pending: set[Future[TrialRecord]] = {pool.submit(runner.run, p) for p in plans}
                 try:
                     # as_completed waits on each future once (wait() in a loop walks every
-                    # pending one per finished trial: quadratic in the trials of a run).
-                    for fut in as_completed(futures):
+                    # pending one per finished trial: quadratic in the trials of a run). It
+                    # copies the set; a yielded trial's record is dropped from ours.
+                    for fut in as_completed(pending):
+                        pending.discard(fut)
                         yield fut.result()  # RunAborted stops the run
                 finally:
-                    for other in futures:
+                    for other in pending:
                         other.cancel()
-                    wait(futures)
+                    wait(pending)
         finally:
             if gateway is not None:
                 gateway.stop()
