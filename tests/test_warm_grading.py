@@ -163,3 +163,51 @@ def test_a_prepared_grading_that_no_trial_takes_leaves_nothing(tmp_path: Path) -
         warm_release(session.provider, session.area, env, name)
         assert not any(d.exists() for d in slot.dirs)
         assert not [pid for pid in waiting if Path(f"/proc/{pid}").exists()]
+
+
+# Runs a program as graders do with the agent's code (the same uid as the harness): it tries
+# to trace the harness, read its memory and environment, and reopen its descriptors.
+REACHING_GRADER = r'''
+import subprocess
+import sys
+from lastexam.grading import Outcome, Rubric
+
+PROGRAM = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+harness, reached = os.getppid(), []
+if libc.ptrace(0x4206, harness, None, None) == 0:  # PTRACE_SEIZE (the harness is not stopped)
+    reached.append("ptrace")
+for name in ("mem", "environ", "fd/0"):
+    try:
+        open(f"/proc/{harness}/{name}", "rb").close()
+        reached.append(name)
+    except OSError:
+        pass
+print(" ".join(reached))
+"""
+
+
+def grade(ctx):
+    done = subprocess.run([sys.executable, "-S", "-c", PROGRAM], capture_output=True, text=True)
+    r = Rubric()
+    r.check("harness out of reach", 1, Outcome(done.returncode == 0 and not done.stdout.strip(),
+                                                done.stdout + done.stderr[-300:]))
+    return r
+'''
+
+
+@pytest.mark.parametrize("warm_mode", ["1", "0"])
+def test_code_a_grader_runs_cannot_reach_the_harness(tmp_path: Path, warm_mode: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grader that runs the agent's code (a package's tests, a script) runs it as the
+    harness's uid: it must not trace the harness, nor read its memory, environment or
+    descriptors, through which it could write the result itself."""
+    monkeypatch.setenv("LASTEXAM_WARM_GRADING", warm_mode)
+    task = load_task(_task(tmp_path, REACHING_GRADER))
+    with _session(tmp_path) as session:
+        assert warm.usable(session.provider) == (warm_mode == "1")
+        record = grade(session.provider, session.area, _request(session.area.root, task, "a", {}))
+    assert record.ok, record.error
+    check = next(c for c in record.checks if c.name == "harness out of reach")
+    assert check.passed, check.message

@@ -24,6 +24,7 @@ TAMPER_GATE = "inputs untampered"
 # non-inheritable) before any grader code runs, so no process the grader starts holds it: the
 # result cannot be replaced by something that outlives the grader, as a file could.
 RESULT_FD_VAR = "LASTEXAM_RESULT_FD"
+PR_SET_DUMPABLE = 4
 
 
 def take_result_fd() -> int | None:
@@ -33,6 +34,16 @@ def take_result_fd() -> int | None:
     fd = int(value)
     os.set_inheritable(fd, False)
     return fd
+
+
+def shut_out_own_uid() -> None:
+    """Graders run programs on the agent's work (its package's tests, its scripts) as this
+    process's uid: made non-dumpable, this process cannot be traced by them, nor its memory,
+    environment or descriptors opened through /proc, by which they could write the result."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
 def run_grader(ctx: GradeContext) -> Rubric:
@@ -76,6 +87,7 @@ def _finite(value: object) -> object:
 def main(argv: list[str]) -> int:
     context_path, result_path = Path(argv[0]), Path(argv[1])
     result_fd = take_result_fd()
+    shut_out_own_uid()
     ctx = GradeContext.from_json(json.loads(context_path.read_text()))
     try:
         result = {"status": "ok", "rubric": run_grader(ctx).to_dict(),

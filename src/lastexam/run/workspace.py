@@ -118,8 +118,7 @@ class TrialWorkspace:
             d.mkdir()
         self.trial.root.mkdir()
         self.trial.root.chmod(0o711)  # its output/ is mounted into the grading sandbox
-        for d in (self.trial.agent, self.grade):
-            d.mkdir(mode=0o700)
+        self.trial.agent.mkdir(mode=0o700)  # grade/ is made by the grading (run/grading.py)
         for d in (self.inputs, self.output, self.home):
             _chown_tree(d, uid)
         if task.sealed:

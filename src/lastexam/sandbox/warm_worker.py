@@ -2,13 +2,14 @@
 
 Started once per run and environment by sandbox/warm.py, as the sandbox's unprivileged host
 uid, with the grading library already imported. It runs no grader code itself: for each slot
-the host prepares (a job socket and cgroups) it forks a child that joins the cgroups, waits
-for its job (a JSON header and the job's descriptors), enters new user, mount, pid, network,
-ipc, uts and cgroup namespaces, and forks the grading process. That process is the pid
-namespace's init: it builds a root holding only the system (read-only), the job's mounts and
-a private /tmp, pivots into it, forbids further user namespaces, drops every capability,
-takes the seccomp filter and the file-size limit, and runs the grading harness. Its parent
-reports its wait status on the job's status pipe. Only the standard library is used here (the host's Python, no site packages).
+the host prepares (a job socket and cgroups) it forks a child that joins the cgroups, enters
+new user, mount, pid, network, ipc, uts and cgroup namespaces and forks the grading process,
+the pid namespace's init, which builds the part of the root every job shares (the system
+read-only, /dev, /proc) while the slot waits. When the job comes (a JSON header and the job's
+descriptors) the init adds the job's own mounts and a private /tmp, pivots into the root,
+forbids further user namespaces, drops every capability, takes the seccomp filter and the
+file-size limit, and runs the grading harness. Its parent reports its wait status on the
+job's status pipe. Only the standard library is used here (the host's Python, no site packages).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+PR_SET_CHILD_SUBREAPER = 36
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 # statvfs flags that are locked on a bind mount and must be kept when it is remounted.
 KEPT_FLAGS = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | 1024 | 2048 | 4096
@@ -73,71 +75,80 @@ def _write(path: str, text: str) -> None:
         f.write(text)
 
 
+def enter_namespaces(inside_uid: int) -> None:
+    """In the slot's child, already in the job's cgroups: new user, mount, pid, network, ipc,
+    uts and cgroup namespaces, the worker's uid mapped to `inside_uid`."""
+    uid, gid = os.getuid(), os.getgid()
+    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
+                        | CLONE_NEWUTS | CLONE_NEWCGROUP), "unshare")
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{inside_uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{inside_uid} {gid} 1")
+
+
+def build_shared_root(spec: dict) -> None:
+    """As the new pid namespace's init, before its job: the part of the root every job
+    shares: the system read-only, /etc's files, a private /dev and /proc."""
+    root = spec["root"]
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    for path, link in spec["system"]:
+        if link is not None:
+            os.symlink(link, root + path)
+        else:
+            _bind(path, root + path, writable=False)
+    for source, target in spec["etc_files"]:
+        _bind(source, root + target, writable=False)
+    _dev(root + "/dev")
+    os.makedirs(root + "/var")
+    os.symlink("../tmp", root + "/var/tmp")
+    os.mkdir(root + "/proc")
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # No user namespace below this one (bwrap's --disable-userns), set while we may.
+    _write(root + "/proc/sys/user/max_user_namespaces", "0")
+    for name in PROC_COVERED:
+        if os.path.exists(f"{root}/proc/{name}"):
+            _bind(f"{root}/proc/{name}", f"{root}/proc/{name}", writable=False)
+
+
+def _dev(dev: str) -> None:
+    os.mkdir(dev)
+    _mount("tmpfs", dev, "tmpfs", MS_NOSUID, "mode=0755,size=64k")
+    for node in DEV_NODES:
+        _bind(f"/dev/{node}", f"{dev}/{node}", writable=True, device=True)
+    for name, target in DEV_LINKS.items():
+        os.symlink(target, f"{dev}/{name}")
+    os.mkdir(f"{dev}/pts")
+    _mount("devpts", f"{dev}/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
+    os.symlink("pts/ptmx", f"{dev}/ptmx")
+    os.mkdir(f"{dev}/shm")
+    _mount("tmpfs", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
+    _mount(None, dev, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+
+
 class Job:
-    """One grading: what the host sent, and the descriptors that came with it."""
+    """One grading, in the pid namespace's init: what the host sent, and the descriptors that
+    came with it (the status pipe stays with the init's parent)."""
 
     def __init__(self, header: dict, fds: list[int], spec: dict):
         self.header, self.spec = header, spec
-        self.stdout, self.stderr, self.status = fds[0], fds[1], fds[2]
-        self.passed = dict(zip(header["pass_fds"], fds[3:], strict=True))
+        self.stdout, self.stderr = fds[0], fds[1]
+        self.passed = dict(zip(header["pass_fds"], fds[2:], strict=True))
 
-    def enter(self) -> None:
-        """In the forked child, already in the job's cgroups: its own namespaces."""
-        uid, gid = os.getuid(), os.getgid()
-        _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
-                            | CLONE_NEWUTS | CLONE_NEWCGROUP), "unshare")
-        inside = self.spec["uid"]
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"{inside} {uid} 1")
-        _write("/proc/self/gid_map", f"{inside} {gid} 1")
-
-    def build_root(self) -> None:
-        """As the new pid namespace's init: the job's root, pivoted into; the old one gone."""
-        spec, root = self.spec, self.spec["root"]
-        _mount(None, "/", None, MS_REC | MS_PRIVATE)
-        _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
-        for path, link in spec["system"]:
-            if link is not None:
-                os.symlink(link, root + path)
-            else:
-                _bind(path, root + path, writable=False)
-        for source, target in spec["etc_files"]:
-            _bind(source, root + target, writable=False)
-        self._dev(root + "/dev")
+    def finish_root(self) -> None:
+        """The job's /tmp and mounts added to the shared root (build_shared_root), then the
+        root pivoted into and made read-only; the old one gone."""
+        root = self.spec["root"]
         os.mkdir(root + "/tmp")
         _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
                f"mode=1777,size={self.header['tmp_bytes']}")
-        os.makedirs(root + "/var")
-        os.symlink("../tmp", root + "/var/tmp")
         for source, target, writable in self.header["mounts"]:
             _bind(source, root + target, writable)
-        os.mkdir(root + "/proc")
-        _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        # No user namespace below this one (bwrap's --disable-userns), set while we may.
-        _write(root + "/proc/sys/user/max_user_namespaces", "0")
-        for name in PROC_COVERED:
-            if os.path.exists(f"{root}/proc/{name}"):
-                _bind(f"{root}/proc/{name}", f"{root}/proc/{name}", writable=False)
         os.chdir(root)
         _check(libc.syscall(PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
         _check(libc.umount2(b".", MNT_DETACH), "umount old root")
         os.chdir("/")
         _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-    @staticmethod
-    def _dev(dev: str) -> None:
-        os.mkdir(dev)
-        _mount("tmpfs", dev, "tmpfs", MS_NOSUID, "mode=0755,size=64k")
-        for node in DEV_NODES:
-            _bind(f"/dev/{node}", f"{dev}/{node}", writable=True, device=True)
-        for name, target in DEV_LINKS.items():
-            os.symlink(target, f"{dev}/{name}")
-        os.mkdir(f"{dev}/pts")
-        _mount("devpts", f"{dev}/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
-        os.symlink("pts/ptmx", f"{dev}/ptmx")
-        os.mkdir(f"{dev}/shm")
-        _mount("tmpfs", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
-        _mount(None, dev, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
 
     def confine(self) -> None:
         """A session and hostname of its own, no capabilities, no new privileges, the seccomp filter."""
@@ -191,13 +202,33 @@ class Job:
         return harness.main(self.header["argv"])
 
 
-def _grading_process(job: Job) -> None:
-    """The pid namespace's init; never returns."""
-    code, err = 70, job.stderr  # 70: the sandbox could not be set up
+
+def _grading_process(spec: dict, jobs: socket.socket) -> None:
+    """The pid namespace's init; never returns. It builds the shared root, then waits for
+    its job on `jobs` (nothing there: the slot was dropped)."""
+    setup_error = None
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        job.build_root()
+        build_shared_root(spec)
+    except BaseException:
+        import traceback
+
+        setup_error = traceback.format_exc()
+    try:
+        message, fds, _, _ = socket.recv_fds(jobs, 1 << 20, MAX_JOB_FDS)
+    except BaseException:
+        os._exit(0)
+    if not message:
+        os._exit(0)
+    jobs.close()
+    job = Job(json.loads(message), fds, spec)
+    code, err = 70, job.stderr  # 70: the sandbox could not be set up
+    try:
+        if setup_error is not None:
+            os.write(err, setup_error.encode())
+            os._exit(code)
+        job.finish_root()
         job.confine()
         job.arrange_fds()
         code, err = 1, 2
@@ -227,30 +258,12 @@ def _at_exit() -> None:
         pass
 
 
-def _run_job(job: Job) -> None:
-    """The forked child of the worker: namespaces, then the grading process, then its status."""
-    status = 255 << 8
-    try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        job.enter()
-        pid = os.fork()
-        if pid == 0:
-            _grading_process(job)
-        for fd in (job.stdout, job.stderr, *job.passed.values()):
-            os.close(fd)
-        _, status = os.waitpid(pid, 0)
-    except BaseException as e:
-        os.write(job.stderr, f"grading sandbox setup failed: {e}\n".encode())
-    finally:
-        os.write(job.status, struct.pack("=i", status))
-        os._exit(0)
-
-
 def _slot(fds: list[int], spec: dict) -> None:
-    """A child waiting for one job: it joins the job's cgroups first (moving a process between
-    cgroups can wait for an RCU grace period: done ahead, off the grading's path), then takes
-    the job from its own socket (nothing there: the host dropped the slot)."""
+    """A child of the worker ready for one job, prepared while its trial's agent runs: it
+    joins the job's cgroups (a move between cgroups can wait for an RCU grace period), enters
+    the job's namespaces and forks their init, which builds the shared part of the root. Then
+    it takes the job from its own socket (nothing there: the host dropped the slot), hands it
+    to the init, and reports the init's wait status on the job's status pipe."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -258,18 +271,59 @@ def _slot(fds: list[int], spec: dict) -> None:
         for fd in fds[1:]:
             os.write(fd, b"0")  # 0: the writing process; the descriptor was opened by the host
             os.close(fd)
-        message, job_fds, _, _ = socket.recv_fds(channel, 1 << 20, MAX_JOB_FDS)
     except BaseException:
         os._exit(0)
-    if not message:
+    pid, inner, setup_error = None, None, None
+    try:
+        enter_namespaces(spec["uid"])
+        inner, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            channel.close()
+            inner.close()
+            _grading_process(spec, theirs)
+        theirs.close()
+    except BaseException as e:
+        setup_error = f"grading sandbox setup failed: {e}\n"
+    try:
+        message, job_fds, _, _ = socket.recv_fds(channel, 1 << 20, MAX_JOB_FDS)
+    except BaseException:
+        message, job_fds = b"", []
+    if not message:  # dropped: the init goes too, reaped here
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
         os._exit(0)
     channel.close()
-    _run_job(Job(json.loads(message), job_fds, spec))
+    _run_job(message, job_fds, pid, inner, setup_error)
+
+
+def _run_job(message: bytes, fds: list[int], pid: int | None, inner: socket.socket | None,
+             setup_error: str | None) -> None:
+    """The job handed to the slot's init (all its descriptors but the status pipe), its end
+    awaited, its wait status written to the status pipe."""
+    status, status_fd, stderr = 255 << 8, fds[2], fds[1]
+    try:
+        if setup_error is not None or pid is None or inner is None:
+            raise OSError(setup_error or "no grading process")
+        socket.send_fds(inner, [message], [fds[0], fds[1], *fds[3:]])
+        inner.close()
+        for fd in (fds[0], *fds[3:]):
+            os.close(fd)
+        _, status = os.waitpid(pid, 0)
+    except BaseException as e:
+        os.write(stderr, (setup_error or f"grading sandbox setup failed: {e}\n").encode())
+    finally:
+        os.write(status_fd, struct.pack("=i", status))
+        os._exit(0)
 
 
 def serve(sock: socket.socket, spec: dict) -> None:
     """Each message prepares a slot: [its job socket, the cgroups' cgroup.procs]."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    # A slot's init orphaned by a kill of its cgroup comes here, and is reaped as well.
+    _check(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
     while True:
         message, fds, _, _ = socket.recv_fds(sock, 1 << 10, MAX_JOB_FDS)
         if not message:
@@ -295,7 +349,11 @@ def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=int(argv[0]))
     spec = json.loads(sock.recv(1 << 20))  # the first message: what every job shares
     _own_user_namespace()
+    import lastexam.grading as library
     import lastexam.grading.harness  # noqa: F401  (the point of a warm worker)
+
+    for name in library.__all__:  # every module a grader may import from it, loaded once here
+        getattr(library, name)
 
     serve(sock, spec)
 
