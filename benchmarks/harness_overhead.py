@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sqlite3
 import statistics
 import subprocess
@@ -42,12 +43,18 @@ TASK = ROOT / "tests" / "data" / "tasks" / "other" / "column-total"
 STEPS = ("stage", "agent", "collect", "grade", "record")
 
 
-def harness(trials: int, concurrency: int, tmp: Path, steps: dict[str, list[float]]) -> float:
-    """Seconds per trial; each trial's step timings (trial.json) are added to `steps`."""
+def harness(trials: int, concurrency: int, tmp: Path, steps: dict[str, list[float]],
+            cpu: list[tuple[float, float]] | None = None) -> float:
+    """Seconds per trial; each trial's step timings (trial.json) are added to `steps`, and the
+    harness process's own CPU seconds per trial (user, system) to `cpu`."""
     config = RunConfig(task_paths=[str(TASK)], agent="nop", attempts=trials, concurrency=concurrency)
+    before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
     outcome = execute(config, tmp / f"run-{concurrency}-{time.monotonic_ns()}")
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    if cpu is not None:
+        cpu.append(((after.ru_utime - before.ru_utime) / trials, (after.ru_stime - before.ru_stime) / trials))
     assert len(outcome.trials) == trials and all(t.status == "completed" for t in outcome.trials)
     for t in outcome.trials:
         for step in STEPS:
@@ -132,9 +139,10 @@ def main() -> None:
         print(f"{'concurrency':>11} {'harness':>9} {'floor':>9} {'ratio':>7}"
               + (f" {'inspect':>9}" if inspect else ""))
         steps: dict[int, dict[str, list[float]]] = {}
+        cpu: dict[int, list[tuple[float, float]]] = {}
         for k in args.concurrency:
-            steps[k] = {}
-            h = statistics.median(harness(args.trials, k, tmp, steps[k]) for _ in range(args.rounds))
+            steps[k], cpu[k] = {}, []
+            h = statistics.median(harness(args.trials, k, tmp, steps[k], cpu[k]) for _ in range(args.rounds))
             f = statistics.median(floor(args.trials, k, tmp) for _ in range(args.rounds))
             i = statistics.median(inspect.per_sample(args.trials, k, tmp) for _ in range(args.rounds)) \
                 if inspect else None
@@ -144,6 +152,10 @@ def main() -> None:
         for k, by_step in steps.items():
             parts = [f"{s} {statistics.median(by_step[s]) * 1000:.1f}" for s in STEPS if s in by_step]
             print(f"  concurrency {k}: " + ", ".join(parts))
+        print("the harness process's own CPU per trial (medians of the rounds), ms:")
+        for k, rounds in cpu.items():
+            print(f"  concurrency {k}: user {statistics.median(u for u, _ in rounds) * 1000:.1f}, "
+                  f"system {statistics.median(s for _, s in rounds) * 1000:.1f}")
         cli = one_trial_cli(5, tmp)
         print(f"one-trial `lastexam run` (oracle) wall time, median of 5: {statistics.median(cli):.3f} s")
 

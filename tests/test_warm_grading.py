@@ -211,3 +211,31 @@ def test_code_a_grader_runs_cannot_reach_the_harness(tmp_path: Path, warm_mode: 
     assert record.ok, record.error
     check = next(c for c in record.checks if c.name == "harness out of reach")
     assert check.passed, check.message
+
+
+# Leaves a FIFO where the host writes result.json (a program a grader runs could do the same).
+FIFO_GRADER = '''
+import os
+from lastexam.grading import Rubric
+
+
+def grade(ctx):
+    os.mkfifo("/grade/result/result.json")
+    r = Rubric()
+    r.check("graded", 1, True)
+    return r
+'''
+
+
+def test_a_fifo_left_in_the_result_folder_does_not_block_the_host(tmp_path: Path) -> None:
+    """The host replaces result.json once the sandbox is gone: opening a FIFO left there
+    would block it forever (as shutil.rmtree does, opening what it removes)."""
+    task = load_task(_task(tmp_path, FIFO_GRADER))
+    with _session(tmp_path) as session:
+        done: list = []
+        worker = threading.Thread(target=lambda: done.append(grade(
+            session.provider, session.area, _request(session.area.root, task, "a", {}))), daemon=True)
+        worker.start()
+        worker.join(60)
+        assert done, "the grading never ended"
+    assert done[0].ok and done[0].score == 1.0, done[0].error

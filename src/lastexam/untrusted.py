@@ -81,7 +81,14 @@ def remove_tree(path: Path) -> None:
     """Remove a tree however deep or long its paths are (shutil.rmtree recurses and stops at
     PATH_MAX; GNU rm does not). Folders the agent made unreadable are opened up first when the
     harness is not root."""
-    if not os.path.lexists(path):
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        # rmtree would open it first: a FIFO left by the sandbox would block that forever
+        with contextlib.suppress(OSError):
+            os.unlink(path)
         return
     with contextlib.suppress(OSError, RecursionError):
         shutil.rmtree(path)

@@ -18,6 +18,7 @@ from lastexam.grading.harness import RESULT_FD_VAR
 from lastexam.grading.probe import MAX_EXCERPT_CHARS, MAX_PROBES, MAX_QUESTION_CHARS
 from lastexam.grading.rubric import Check, full_pass_of, score_of
 from lastexam.layout import GRADER_STDERR, GRADER_STDOUT, GradingSandbox
+from lastexam.run import recycle
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox import warm
 from lastexam.sandbox.base import (
@@ -134,14 +135,19 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
                 answers: dict[str, dict[str, Any]]) -> tuple[GradeRecord, list[dict[str, str]]]:
     task = req.task
     task_copy = req.task_dir or area.task_copy(task)
-    remove_tree(req.workdir)
     result_dir, scratch = req.workdir / "result", req.workdir / "scratch"
-    for d in (req.workdir, result_dir, scratch):
-        d.mkdir(parents=True)
+    # A workspace's folder kept from an earlier trial (run/recycle.py): only its scratch/,
+    # empty, both as made; otherwise made again.
+    if not (req.workdir.is_dir() and recycle.grading_folder_ready(req.workdir)):
+        remove_tree(req.workdir)
+        for d in (req.workdir, scratch):
+            d.mkdir(parents=True)
+    result_dir.mkdir()
+    scratch.chmod(recycle.FOLDER_MODE)
     if provider.uid is not None:
         for d in (result_dir, scratch):
             os.chown(d, provider.uid, provider.uid)
-        req.workdir.chmod(0o711)
+        req.workdir.chmod(recycle.PRIVATE_MODE)
     context = GradeContext(
         output=Path(GradingSandbox.OUTPUT),
         reference=Path(GradingSandbox.REFERENCE),
@@ -154,8 +160,11 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
         inputs_pristine=task.input_hashes,
         probe_answers=answers,
     )
-    (req.workdir / "context.json").write_text(json.dumps(context.to_json()))
-    (req.workdir / "context.json").chmod(0o644)
+    # In the run's fast folder when it has one: made and removed by every grading.
+    context_file = (area.fast / f"{req.name}.context.json" if area.fast.is_dir()
+                    else req.workdir / "context.json")
+    context_file.write_text(json.dumps(context.to_json()))
+    context_file.chmod(0o644)
     channel_r, channel_w = os.pipe()
     sreq = SandboxRequest(
         name=req.name,
@@ -168,7 +177,7 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
         mounts=[
             Mount(req.output_dir, GradingSandbox.OUTPUT),
             Mount(task_copy, GradingSandbox.TASK),
-            Mount(req.workdir / "context.json", GradingSandbox.CONTEXT),
+            Mount(context_file, GradingSandbox.CONTEXT),
             Mount(result_dir, GradingSandbox.RESULT_DIR, writable=True),
             Mount(scratch, GradingSandbox.SCRATCH, writable=True),
             Mount(area.lib, GradingSandbox.LIB),
@@ -189,6 +198,7 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
     finally:
         os.close(channel_w)  # with the sandbox gone, the reader now sees the end
         raw, overflow = reader.finish()
+        remove_tree(context_file)
     duration = time.monotonic() - started
 
     def failed(why: str) -> tuple[GradeRecord, list[dict[str, str]]]:

@@ -56,6 +56,9 @@ if TYPE_CHECKING:
     from lastexam.gateway.server import Gateway
 
 
+SANDBOX_ENDS = frozenset({"exit", "timeout", "memory", "output_limit", "budget_exhausted"})
+
+
 @dataclass
 class TrialPlan:
     task: Task
@@ -103,7 +106,9 @@ class TrialRunner:
             ws.remove()
             raise
         point("cleanup", self.run_id, record.trial_id)
-        ws.remove()
+        # The agent's folders are kept for the next trial only once its sandbox ended with
+        # every process gone (not after survivors, nor when it never ran).
+        ws.remove(reuse=record.ended_by in SANDBOX_ENDS)
         return record
 
     def decide(self, plan: TrialPlan, earlier: list[EarlierTry] | None = None) -> TrialRecord:

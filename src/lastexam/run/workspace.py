@@ -9,18 +9,22 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
     trials/<trial-id>/
         instruction.md inputs/ output/ home/   seen by the agent at /task/... and $HOME
         desktop/                        a desktop trial's /run/lastexam/desktop (writable)
-        exec/                           the exec log's FIFO (fifo/, read-only inside) and its
-                                        host copy (exec.log, not seen by the agent)
+        grade/                          result/, scratch/ and the logs of the grading sandbox
         trial/                          the trial's folder as it will be stored (layout.py's
                                         TrialPaths): agent/ holds the agent's logs (not seen
                                         by the agent), output/ the regular files copied from
                                         the agent's output/ after it died, grader/ the grading
-        grade/                          context.json, result/, scratch/ of the grading sandbox
         task/                           a sealed task's hidden parts, decrypted for this trial
+    fast/                               small files each trial makes and removes, on a tmpfs
+                                        (a link to /dev/shm/lastexam-<run-id>-*) when there is one:
+        <trial-id>.exec/                the exec log's FIFO (fifo/, read-only inside) and its
+                                        host copy (exec.log, not seen by the agent)
+        <grading>.context.json          a grading's context, mounted read-only
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -34,11 +38,16 @@ from pathlib import Path
 
 from lastexam.layout import TrialPaths
 from lastexam.paths import home_subdir, package_dir
+from lastexam.run import recycle
+from lastexam.run.recycle import Spares
 from lastexam.sandbox import warm
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
 
 HIDDEN_PARTS = ("task.toml", "grader.py", "reference", "inputs", "solution")
+AGENT_FOLDERS = ("inputs", "output", "home")  # the agent's own, kept for the next trial
+SHM = Path("/dev/shm")
+FAST_PREFIX = "lastexam-"
 GATEWAY_SOCKET = "gateway.sock"
 
 
@@ -66,6 +75,8 @@ def _close_to_others(path: Path, uid: int | None) -> None:
 @dataclass(frozen=True)
 class TrialWorkspace:
     root: Path
+    fast: Path | None = None  # the run's fast folder (RunWorkArea.fast); None: root
+    spares: Path | None = None  # the run's kept folders (run/recycle.py); None: none kept
 
     @property
     def instruction(self) -> Path:
@@ -94,7 +105,7 @@ class TrialWorkspace:
 
     @property
     def exec_log(self) -> Path:
-        return self.root / "exec"
+        return self.root / "exec" if self.fast is None else self.fast / f"{self.root.name}.exec"
 
     @property
     def grade(self) -> Path:
@@ -102,20 +113,24 @@ class TrialWorkspace:
 
     def stage(self, task: Task, uid: int | None) -> None:
         remove_tree(self.root)
-        self.root.mkdir(parents=True)
-        self.root.chmod(0o711)
+        kept = not task.sealed and self.spares is not None and Spares(self.spares).take(self.root)
+        if not kept:
+            self.root.mkdir(parents=True)
+            self.root.chmod(0o711)
         if task.sealed:  # decrypted straight into the workspace, nowhere else
             task.stage_agent_part(self.root)
             self.inputs.mkdir(exist_ok=True)
         else:
             shutil.copyfile(task.instruction, self.instruction)
             if task.inputs_dir.is_dir():
-                shutil.copytree(task.inputs_dir, self.inputs, symlinks=False)
+                shutil.copytree(task.inputs_dir, self.inputs, symlinks=False, dirs_exist_ok=True)
             else:
-                self.inputs.mkdir()
+                self.inputs.mkdir(exist_ok=True)
         self.instruction.chmod(0o444)
         for d in (self.output, self.home):
-            d.mkdir()
+            d.mkdir(exist_ok=True)
+        for d in AGENT_FOLDERS:
+            (self.root / d).chmod(recycle.FOLDER_MODE)
         self.trial.root.mkdir()
         self.trial.root.chmod(0o711)  # its output/ is mounted into the grading sandbox
         self.trial.agent.mkdir(mode=0o700)  # grade/ is made by the grading (run/grading.py)
@@ -154,13 +169,34 @@ class TrialWorkspace:
         self.desktop.mkdir(mode=0o755)
         _chown_tree(self.desktop, uid)
 
-    def remove(self) -> None:
-        remove_tree(self.root)
+    def remove(self, reuse: bool = False) -> None:
+        """Remove the workspace; with `reuse` (no process of the sandbox is left), keep its
+        folders for the next trial when they are as they were made (run/recycle.py)."""
+        remove_tree(self.exec_log)
+        if reuse and self.spares is not None and self._reusable():
+            Spares(self.spares).keep(self.root)
+        else:
+            remove_tree(self.root)
+
+    def _reusable(self) -> bool:
+        if not recycle.clear(self.root, keep=(*AGENT_FOLDERS, self.grade.name)):
+            return False
+        grade = self.grade.is_dir()
+        if grade and not recycle.grading_folder_ready(self.grade):
+            return False
+        holding = (*AGENT_FOLDERS, *([self.grade.name] if grade else []))
+        return (all(recycle.clear(self.root / d) and recycle.as_made(self.root / d, recycle.FOLDER_MODE)
+                    for d in AGENT_FOLDERS)
+                and recycle.as_made(self.root, recycle.PRIVATE_MODE, holding=holding))
 
     def free_agent_areas(self) -> None:
-        """Once collected, what the agent could write (and fill the disk with) goes at once."""
-        for d in (self.home, self.inputs, self.output, self.exec_log, self.desktop):
+        """Once collected, what the agent could write (and fill the disk with) goes at once
+        (its folders, emptied, may serve the next trial)."""
+        for d in (self.exec_log, self.desktop):
             remove_tree(d)
+        for d in (self.home, self.inputs, self.output):
+            if not recycle.clear(d):
+                remove_tree(d)
 
 
 @dataclass(frozen=True)
@@ -174,6 +210,14 @@ class RunWorkArea:
     @property
     def etc(self) -> Path:
         return self.root / "etc"
+
+    @property
+    def fast(self) -> Path:
+        """Small files that each trial makes and removes (exec-log FIFOs, gradings' contexts):
+        a link to a folder on /dev/shm when that is a tmpfs, made by prepare(). On an ext4
+        without a journal every file made there passes over the inodes freed in the last minutes
+        (docs/performance.md): a trial's few such files cost it milliseconds."""
+        return self.root / "fast"
 
     @property
     def lib(self) -> Path:
@@ -202,6 +246,7 @@ class RunWorkArea:
     def prepare(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o711)
+        self._make_fast()
         for d in ("trials", "tasks"):
             (self.root / d).mkdir(exist_ok=True)
             (self.root / d).chmod(0o711)
@@ -239,8 +284,29 @@ class RunWorkArea:
             remove_tree(tmp)
         return dest
 
+    def _make_fast(self) -> None:
+        if self.fast.is_dir():  # a resumed run's, still there
+            return
+        remove_tree(self.fast)  # a link left by a run before a reboot
+        if _is_tmpfs(SHM):
+            target = Path(tempfile.mkdtemp(prefix=f"{FAST_PREFIX}{self.root.name}-", dir=SHM))
+            target.chmod(0o711)
+            self.fast.symlink_to(target)
+        else:
+            self.fast.mkdir(mode=0o711)
+
+    def _fast_target(self) -> Path | None:
+        """The /dev/shm folder the fast link names (only one of ours is ever removed)."""
+        try:
+            target = Path(os.readlink(self.fast))
+        except OSError:
+            return None
+        ok = target.parent == SHM and target.name.startswith(f"{FAST_PREFIX}{self.root.name}-")
+        return target if ok else None
+
     def trial(self, trial_id: str) -> TrialWorkspace:
-        return TrialWorkspace(self.root / "trials" / trial_id)
+        return TrialWorkspace(self.root / "trials" / trial_id,
+                              self.fast if self.fast.is_dir() else None, self.root / "spare")
 
     def validation(self, task_id: str) -> Path:
         """Scratch folders of `lastexam validate`'s gates for one task."""
@@ -248,8 +314,21 @@ class RunWorkArea:
 
     def remove(self) -> None:
         warm.close(self.root)  # the run's warm grading workers, whose folders are in the area
+        fast = self._fast_target()
         remove_tree(self.root)
+        if fast is not None:
+            remove_tree(fast)
         remove_tree(self.gateway_dir)
+
+
+def _is_tmpfs(path: Path) -> bool:
+    fstype = None  # the last mount on the path is the one seen
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/mounts").read_text().splitlines():
+            fields = line.split()
+            if len(fields) > 2 and fields[1] == str(path):
+                fstype = fields[2]
+    return fstype == "tmpfs"
 
 
 def _make_world_readable(root: Path) -> None:
