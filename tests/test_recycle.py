@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import os
 import struct
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from lastexam.task.load import load_task
 
 FS_IOC_SETFLAGS = 0x40086602
 NOATIME = 0x80
+DAX = 0x02000000
 
 
 def _workspace(tmp_path: Path, name: str) -> TrialWorkspace:
@@ -66,14 +68,22 @@ def _xattr(ws: TrialWorkspace) -> None:
     os.setxattr(ws.output, "user.note", b"for the next trial")
 
 
-def _flag(ws: TrialWorkspace) -> None:
-    fd = os.open(ws.inputs, os.O_RDONLY | os.O_DIRECTORY)
+def _set_flag(folder: Path, flag: int) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("=i", NOATIME))
+        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("=i", flag))
     except OSError as e:
-        pytest.skip(f"no inode flags here: {e}")
+        pytest.skip(f"no such inode flag here: {e}")
     finally:
         os.close(fd)
+
+
+def _flag(ws: TrialWorkspace) -> None:
+    _set_flag(ws.inputs, NOATIME)
+
+
+def _dax(ws: TrialWorkspace) -> None:
+    _set_flag(ws.output, DAX)  # inherited by the files made in the folder
 
 
 def _grown(ws: TrialWorkspace) -> None:
@@ -87,8 +97,8 @@ def _scratch_mode(ws: TrialWorkspace) -> None:
     (ws.grade / "scratch").chmod(0o700)
 
 
-@pytest.mark.parametrize("leave", [_chmod, _xattr, _flag, _grown, _scratch_mode],
-                         ids=["mode", "xattr", "inode-flag", "grown", "scratch-mode"])
+@pytest.mark.parametrize("leave", [_chmod, _xattr, _flag, _dax, _grown, _scratch_mode],
+                         ids=["mode", "xattr", "inode-flag", "dax-flag", "grown", "scratch-mode"])
 def test_a_folder_left_changed_is_removed_not_kept(tmp_path: Path,
                                                    leave: Callable[[TrialWorkspace], None]) -> None:
     task = load_task(COLUMN_TOTAL)
@@ -114,3 +124,26 @@ def test_without_reuse_nothing_is_kept(tmp_path: Path) -> None:
     ws.free_agent_areas()
     ws.remove()
     assert not ws.root.exists() and not (tmp_path / "spare").exists()
+
+
+def test_times_left_on_a_kept_folder_do_not_reach_the_next_trial(tmp_path: Path) -> None:
+    """A folder's access and change times, set by its last user (in the future, they survive
+    every listing), would carry some 60 bits each to the next trial: they are renewed."""
+    task = load_task(COLUMN_TOTAL)
+    first = _workspace(tmp_path, "a")
+    first.stage(task, None)
+    message = 2_082_758_400.336574281  # 2036-01-01, its fraction the message
+    for d in AGENT_FOLDERS:
+        os.utime(first.root / d, (message, message))
+    (first.grade / "scratch").mkdir(parents=True)
+    first.grade.chmod(recycle.PRIVATE_MODE)
+    os.utime(first.grade / "scratch", (message, message))
+    before = _inodes(first)
+    _end(first)
+    second = _workspace(tmp_path, "b")
+    second.stage(task, None)
+    assert _inodes(second) == before  # kept: the times are not a reason to make them again
+    now = time.time()
+    for d in AGENT_FOLDERS:
+        st = os.stat(second.root / d)
+        assert abs(st.st_atime - now) < 60 and abs(st.st_mtime - now) < 60, d

@@ -144,6 +144,7 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
             d.mkdir(parents=True)
     result_dir.mkdir()
     scratch.chmod(recycle.FOLDER_MODE)
+    recycle.renew(scratch)
     if provider.uid is not None:
         for d in (result_dir, scratch):
             os.chown(d, provider.uid, provider.uid)
@@ -160,10 +161,18 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
         inputs_pristine=task.input_hashes,
         probe_answers=answers,
     )
-    # In the run's fast folder when it has one: made and removed by every grading.
-    context_file = (area.fast / f"{req.name}.context.json" if area.fast.is_dir()
-                    else req.workdir / "context.json")
-    context_file.write_text(json.dumps(context.to_json()))
+    # In the run's fast folder when it has one (made and removed by every grading); a full
+    # /dev/shm is not the run's disk being full: then beside the grading's other files.
+    text = json.dumps(context.to_json())
+    context_file = req.workdir / "context.json"
+    if area.fast.is_dir():
+        try:
+            (area.fast / f"{req.name}.context.json").write_text(text)
+            context_file = area.fast / f"{req.name}.context.json"
+        except OSError:
+            remove_tree(area.fast / f"{req.name}.context.json")
+    if context_file.parent == req.workdir:
+        context_file.write_text(text)
     context_file.chmod(0o644)
     channel_r, channel_w = os.pipe()
     sreq = SandboxRequest(
@@ -200,6 +209,8 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
         raw, overflow = reader.finish()
         remove_tree(context_file)
     duration = time.monotonic() - started
+    if result.survivors != 0:  # unknown, or a process may still write there
+        recycle.forbid(req.workdir.parent)
 
     def failed(why: str) -> tuple[GradeRecord, list[dict[str, str]]]:
         return GradeRecord(

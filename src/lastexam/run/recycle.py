@@ -23,11 +23,12 @@ from pathlib import Path
 from lastexam.untrusted import remove_tree
 
 FS_IOC_GETFLAGS = 0x80086601
-# Inode flags an owner may set with chattr, or a privileged process: any of them is kept by
-# the folder and would change how the next user's files are written.
-SETTABLE_FLAGS = (0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x20 | 0x40 | 0x80 | 0x4000 | 0x8000 | 0x10000
-                  | 0x20000 | 0x800000 | 0x20000000 | 0x40000000)
+# The only inode flags a folder may carry to be kept: those ext4 gives a new one (extents,
+# inline data). Any other (chattr's, DAX, an encryption policy) stays with the folder and would
+# change how the next user's files are written.
+FRESH_FLAGS = 0x80000 | 0x10000000
 EMPTY_DIR_BYTES = 4096  # ext4's; a folder that held many entries keeps its larger size
+MAX_SPARES = 64  # more than a run's trials at once ever leave
 
 
 FOLDER_MODE = 0o755  # the agent's folders and a grading's scratch
@@ -69,10 +70,25 @@ def as_made(folder: Path, mode: int, holding: tuple[str, ...] = ()) -> bool:
         raw = fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8))
         flags = struct.unpack("=i", raw[:4])[0]
     except OSError as e:
-        flags = 0 if e.errno in (25, 95) else SETTABLE_FLAGS  # ENOTTY, EOPNOTSUPP: no flags
+        flags = 0 if e.errno in (25, 95) else ~FRESH_FLAGS  # ENOTTY, EOPNOTSUPP: no flags
     finally:
         os.close(fd)
-    return flags & SETTABLE_FLAGS == 0
+    return flags & ~FRESH_FLAGS == 0
+
+
+NOT_KEPT = ".not-kept"  # in a workspace: none of its folders is kept
+
+
+def forbid(workspace: Path) -> None:
+    """Mark a workspace whose folders must not be kept (a sandbox may have left a process)."""
+    with contextlib.suppress(OSError):
+        (workspace / NOT_KEPT).touch()
+
+
+def renew(folder: Path) -> None:
+    """A kept folder's access and change times set to now: left as they were, they would
+    carry what its last user wrote into them (a time in the future survives every listing)."""
+    os.utime(folder)
 
 
 class Spares:
@@ -93,6 +109,13 @@ class Spares:
                 return True
         return False
 
-    def keep(self, folder: Path) -> None:
-        self.folder.mkdir(mode=0o700, exist_ok=True)
-        os.rename(folder, self.folder / secrets.token_hex(8))
+    def keep(self, folder: Path) -> bool:
+        """Move `folder` in; False (left where it is) when it cannot be or enough are kept."""
+        try:
+            self.folder.mkdir(mode=0o700, exist_ok=True)
+            if len(os.listdir(self.folder)) >= MAX_SPARES:
+                return False
+            os.rename(folder, self.folder / secrets.token_hex(8))
+        except OSError:
+            return False
+        return True

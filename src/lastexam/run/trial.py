@@ -107,8 +107,10 @@ class TrialRunner:
             raise
         point("cleanup", self.run_id, record.trial_id)
         # The agent's folders are kept for the next trial only once its sandbox ended with
-        # every process gone (not after survivors, nor when it never ran).
-        ws.remove(reuse=record.ended_by in SANDBOX_ENDS)
+        # every process gone, as a cgroup tells (not after survivors, nor when it never ran),
+        # and not for a sealed task (whose trials never take kept folders).
+        ws.remove(reuse=record.ended_by in SANDBOX_ENDS and not plan.task.sealed
+                  and getattr(self.provider, "cgroups", None) is not None)
         return record
 
     def decide(self, plan: TrialPlan, earlier: list[EarlierTry] | None = None) -> TrialRecord:
@@ -168,7 +170,7 @@ class TrialRunner:
             point("agent", self.run_id, trial_id)
             shim = build_shim()
             uid = self.provider.uid
-            channel = ExecLogChannel(shim, ws.exec_log, uid) if shim else None
+            channel = ExecLogChannel(shim, ws.exec_log, uid, log=ws.exec_copy) if shim else None
             exec_log = None
             try:
                 request, first_program = self._agent_request(plan, ws, access, channel)

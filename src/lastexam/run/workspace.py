@@ -8,6 +8,7 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
     validate/<task-id>/                 the validation gates' gradings and generator runs
     trials/<trial-id>/
         instruction.md inputs/ output/ home/   seen by the agent at /task/... and $HOME
+        exec.log                        the host's copy of the exec log (not seen by the agent)
         desktop/                        a desktop trial's /run/lastexam/desktop (writable)
         grade/                          result/, scratch/ and the logs of the grading sandbox
         trial/                          the trial's folder as it will be stored (layout.py's
@@ -17,8 +18,8 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
         task/                           a sealed task's hidden parts, decrypted for this trial
     fast/                               small files each trial makes and removes, on a tmpfs
                                         (a link to /dev/shm/lastexam-<run-id>-*) when there is one:
-        <trial-id>.exec/                the exec log's FIFO (fifo/, read-only inside) and its
-                                        host copy (exec.log, not seen by the agent)
+        <trial-id>.exec/                the exec log's FIFO (fifo/, read-only inside); its host
+                                        copy is the trial's exec.log (not seen by the agent)
         <grading>.context.json          a grading's context, mounted read-only
 """
 
@@ -108,6 +109,11 @@ class TrialWorkspace:
         return self.root / "exec" if self.fast is None else self.fast / f"{self.root.name}.exec"
 
     @property
+    def exec_copy(self) -> Path:
+        """The host's copy of the exec log, on disk (a flood fills up to its cap)."""
+        return self.root / "exec.log"
+
+    @property
     def grade(self) -> Path:
         return self.root / "grade"
 
@@ -131,6 +137,7 @@ class TrialWorkspace:
             d.mkdir(exist_ok=True)
         for d in AGENT_FOLDERS:
             (self.root / d).chmod(recycle.FOLDER_MODE)
+            recycle.renew(self.root / d)
         self.trial.root.mkdir()
         self.trial.root.chmod(0o711)  # its output/ is mounted into the grading sandbox
         self.trial.agent.mkdir(mode=0o700)  # grade/ is made by the grading (run/grading.py)
@@ -173,13 +180,13 @@ class TrialWorkspace:
         """Remove the workspace; with `reuse` (no process of the sandbox is left), keep its
         folders for the next trial when they are as they were made (run/recycle.py)."""
         remove_tree(self.exec_log)
-        if reuse and self.spares is not None and self._reusable():
-            Spares(self.spares).keep(self.root)
-        else:
+        if not (reuse and self.spares is not None and self._reusable()
+                and Spares(self.spares).keep(self.root)):
             remove_tree(self.root)
 
     def _reusable(self) -> bool:
-        if not recycle.clear(self.root, keep=(*AGENT_FOLDERS, self.grade.name)):
+        if (self.root / recycle.NOT_KEPT).exists() or not recycle.clear(
+                self.root, keep=(*AGENT_FOLDERS, self.grade.name)):
             return False
         grade = self.grade.is_dir()
         if grade and not recycle.grading_folder_ready(self.grade):
@@ -192,7 +199,7 @@ class TrialWorkspace:
     def free_agent_areas(self) -> None:
         """Once collected, what the agent could write (and fill the disk with) goes at once
         (its folders, emptied, may serve the next trial)."""
-        for d in (self.exec_log, self.desktop):
+        for d in (self.exec_log, self.exec_copy, self.desktop):
             remove_tree(d)
         for d in (self.home, self.inputs, self.output):
             if not recycle.clear(d):

@@ -68,11 +68,12 @@ class ExecLogChannel:
     """Create with the shim and the trial's exec folder (host side, the harness's own);
     `open()` before the sandbox starts, `close()` once every process of the sandbox is gone."""
 
-    def __init__(self, shim: Path, root: Path, uid: int | None, max_bytes: int = MAX_LOG_BYTES):
+    def __init__(self, shim: Path, root: Path, uid: int | None, max_bytes: int = MAX_LOG_BYTES,
+                 log: Path | None = None):
         self.shim = shim
         self.root = root
         self.fifo_dir = root / "fifo"
-        self.log = root / HOST_LOG
+        self.log = log or root / HOST_LOG  # up to max_bytes: on disk, not in a small /dev/shm
         self.uid = uid
         self.max_bytes = max_bytes
         self._kept = self._discarded = 0
