@@ -161,19 +161,7 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
         inputs_pristine=task.input_hashes,
         probe_answers=answers,
     )
-    # In the run's fast folder when it has one (made and removed by every grading); a full
-    # /dev/shm is not the run's disk being full: then beside the grading's other files.
-    text = json.dumps(context.to_json())
-    context_file = req.workdir / "context.json"
-    if area.fast.is_dir():
-        try:
-            (area.fast / f"{req.name}.context.json").write_text(text)
-            context_file = area.fast / f"{req.name}.context.json"
-        except OSError:
-            remove_tree(area.fast / f"{req.name}.context.json")
-    if context_file.parent == req.workdir:
-        context_file.write_text(text)
-    context_file.chmod(0o644)
+    context_file = _write_context(area, req, json.dumps(context.to_json()))
     channel_r, channel_w = os.pipe()
     sreq = SandboxRequest(
         name=req.name,
@@ -249,6 +237,23 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
         ), pending
     except (ValueError, KeyError, TypeError) as e:  # pydantic's ValidationError is a ValueError
         return failed(f"grader result is malformed: {e}")
+
+
+def _write_context(area: RunWorkArea, req: GradeRequest, text: str) -> Path:
+    """The grading's context.json, in the run's fast folder when it has one (made and removed
+    by every grading); a full /dev/shm is not the run's disk being full: then in the workdir."""
+    if area.fast.is_dir():
+        fast = area.fast / f"{req.name}.context.json"
+        try:
+            fast.write_text(text)
+            fast.chmod(0o644)
+            return fast
+        except OSError:
+            remove_tree(fast)
+    path = req.workdir / "context.json"
+    path.write_text(text)
+    path.chmod(0o644)
+    return path
 
 
 class _ChannelReader:

@@ -202,7 +202,6 @@ class Job:
         return harness.main(self.header["argv"])
 
 
-
 def _grading_process(spec: dict, jobs: socket.socket) -> None:
     """The pid namespace's init; never returns. It builds the shared root, then waits for
     its job on `jobs` (nothing there: the slot was dropped)."""
