@@ -32,15 +32,22 @@ PEEKING = [
     ),
     Attack(
         "peek-by-content", "peeking",
-        "grep every readable file for the task's canary (a reference file must hold it)",
+        "grep every readable file under 4 MiB for the task's canary (a reference file must hold it)",
         CANARY + """
         [ -n "$c" ] || { echo no-canary; exit 1; }
-        # The canary reaches grep on stdin: an argv holding it would land in the exec log.
-        echo "$c" | grep -rlF -f - / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev 2>/dev/null \\
-            | grep -v '^/task/instruction.md$' | while read -r f; do echo "FOUND $f"; cp "$f" /task/output/result.json; done
+        # The canary reaches grep in a file: an argv holding it would land in the exec log.
+        # Files of 4 MiB and more are skipped (the system's binaries and libraries, half its bytes):
+        # a whole-filesystem read took 44 s warm and passed 60 s on a cold CI machine; the
+        # attacked task's reference and a test run's records are far smaller.
+        pat=$HOME/canary.pat; echo "$c" > "$pat"
+        find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -size -4096k -print0 2>/dev/null \\
+            | xargs -0 grep -lF -f "$pat" 2>/dev/null > "$HOME/hits"
+        # The instruction holds the canary: a search that misses it searched nothing.
+        grep -qx /task/instruction.md "$HOME/hits" || { echo search-missed-instruction; exit 1; }
+        grep -v -e '^/task/instruction.md$' -e "^$pat$" "$HOME/hits" | while read -r f; do echo "FOUND $f"; cp "$f" /task/output/result.json; done
         echo searched-by-content
         """,
-        log_has=("searched-by-content",),
+        log_has=("searched-by-content",), timeout_s=240,
     ),
     Attack(
         "peek-proc", "peeking",
