@@ -23,6 +23,7 @@ from conftest import LASTEXAM, ROOT, TEST_TASKS, Point, run_cli, run_json, run_w
 from lastexam.paths import home_subdir
 from lastexam.pool.artifacts import SEALED_ARCHIVE, open_trial_folder
 from lastexam.pool.keys import load_identity
+from lastexam.run.workspace import RunWorkArea
 from lastexam.task.load import tree_hash
 
 pytestmark = pytest.mark.usefixtures("base_env_ready")
@@ -351,11 +352,12 @@ def test_decrypted_files_are_closed_to_other_local_users(pool: dict) -> None:
     loose: dict[str, list[str]] = {}
 
     def on_point(point: Point, _proc) -> None:
-        ws = home_subdir("work") / point.run_id / "trials" / point.trial_id
+        trial = RunWorkArea(home_subdir("work") / point.run_id).trial(point.trial_id)
+        ws = trial.root
         if point.phase == "collect":
-            paths = [ws / "instruction.md", *(ws / "inputs").rglob("*"), ws / "task",
+            paths = [trial.instruction, *(ws / "inputs").rglob("*"), ws / "task",
                      *(ws / "task").rglob("*")]
-            loose[point.trial_id] = [f"{p.relative_to(ws)} {p.stat().st_mode & 0o777:o}"
+            loose[point.trial_id] = [f"{p} {p.stat().st_mode & 0o777:o}"
                                      for p in paths if p.stat().st_mode & 0o077]
 
     watched = run_watching(["run", pool["dir"], "--agent", "oracle", "--identity", pool["key"],

@@ -133,7 +133,26 @@ def test_channel_keeps_lines_and_caps_a_flood(tmp_path: Path) -> None:
     os.close(fd)
     result = channel.close()
     assert result.flooded and result.bytes == 1000 and result.discarded == len(line) + 5000 - 1000
-    assert parse(result.log, flooded=True).total == 1
+    assert parse(result.source, flooded=True).total == 1
+    assert result.data is not None and not result.log.exists()  # under 1 MB: kept in memory
+
+
+def test_channel_spills_a_long_log_to_the_host_file_whole(tmp_path: Path, monkeypatch) -> None:
+    import os
+
+    from lastexam.usage import channel as channel_mod
+
+    monkeypatch.setattr(channel_mod, "MEMORY_BYTES", 100)
+    channel = channel_mod.ExecLogChannel(Path("/bin/true"), tmp_path / "exec", uid=None)
+    channel.open()
+    fd = os.open(channel.fifo_dir / channel_mod.FIFO_NAME, os.O_WRONLY)
+    lines = [f"exec\t{i}\t0\t1.0\t/bin/true\ttrue\n".encode() for i in range(1, 40)]
+    for line in lines:
+        os.write(fd, line)
+    os.close(fd)
+    result = channel.close()
+    assert result.data is None and result.log.read_bytes() == b"".join(lines)
+    assert result.source == result.log and parse(result.source).total == len(lines)
 
 
 def test_usage_mounts_cannot_be_hidden() -> None:

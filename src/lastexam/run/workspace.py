@@ -7,8 +7,9 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
                                         (a sealed task's: in its trial's task/, not here)
     validate/<task-id>/                 the validation gates' gradings and generator runs
     trials/<trial-id>/
-        instruction.md inputs/ output/ home/   seen by the agent at /task/... and $HOME
-        exec.log                        the host's copy of the exec log (not seen by the agent)
+        instruction.md inputs/ output/ home/   seen by the agent at /task/... and $HOME (the
+                                        instruction: in fast/ when there is one)
+        exec.log                        the host's copy of an exec log past 1 MB (not seen by the agent)
         desktop/                        a desktop trial's /run/lastexam/desktop (writable)
         grade/                          result/, scratch/ and the logs of the grading sandbox
         trial/                          the trial's folder as it will be stored (layout.py's
@@ -21,6 +22,7 @@ LASTEXAM_HOME/work/<run-id>/            (removed when the run ends)
         <trial-id>.exec/                the exec log's FIFO (fifo/, read-only inside); its host
                                         copy is the trial's exec.log (not seen by the agent)
         <grading>.context.json          a grading's context, mounted read-only
+        <trial-id>.instruction.md       the trial's instruction (else in the trial's folder)
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ AGENT_FOLDERS = ("inputs", "output", "home")  # the agent's own, kept for the ne
 SHM = Path("/dev/shm")
 FAST_PREFIX = "lastexam-"
 GATEWAY_SOCKET = "gateway.sock"
+INSTRUCTION = "instruction.md"
 
 
 def _chown_tree(root: Path, uid: int | None) -> None:
@@ -81,7 +84,9 @@ class TrialWorkspace:
 
     @property
     def instruction(self) -> Path:
-        return self.root / "instruction.md"
+        """Mounted read-only: on the fast folder when there is one (a file made and removed
+        per trial)."""
+        return self.root / INSTRUCTION if self.fast is None else self.fast / f"{self.root.name}.{INSTRUCTION}"
 
     @property
     def inputs(self) -> Path:
@@ -110,7 +115,8 @@ class TrialWorkspace:
 
     @property
     def exec_copy(self) -> Path:
-        """The host's copy of the exec log, on disk (a flood fills up to its cap)."""
+        """The host's copy of an exec log past usage/channel.py's MEMORY_BYTES, on disk (a
+        flood fills it up to its cap)."""
         return self.root / "exec.log"
 
     @property
@@ -119,6 +125,7 @@ class TrialWorkspace:
 
     def stage(self, task: Task, uid: int | None) -> None:
         remove_tree(self.root)
+        remove_tree(self.instruction)
         kept = not task.sealed and self.spares is not None and Spares(self.spares).take(self.root)
         if not kept:
             self.root.mkdir(parents=True)
@@ -126,6 +133,11 @@ class TrialWorkspace:
         if task.sealed:  # decrypted straight into the workspace, nowhere else
             task.stage_agent_part(self.root)
             self.inputs.mkdir(exist_ok=True)
+            if self.instruction != self.root / INSTRUCTION:  # moved to the fast folder, never open to others
+                fd = os.open(self.instruction, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with open(fd, "wb") as f:
+                    f.write((self.root / INSTRUCTION).read_bytes())
+                (self.root / INSTRUCTION).unlink()
         else:
             shutil.copyfile(task.instruction, self.instruction)
             if task.inputs_dir.is_dir():
@@ -180,6 +192,7 @@ class TrialWorkspace:
         """Remove the workspace; with `reuse` (no process of the sandbox is left), keep its
         folders for the next trial when they are as they were made (run/recycle.py)."""
         remove_tree(self.exec_log)
+        remove_tree(self.instruction)
         if not (reuse and self.spares is not None and self._reusable()
                 and Spares(self.spares).keep(self.root)):
             remove_tree(self.root)

@@ -1,6 +1,6 @@
 """The exec log's channel out of the sandbox: a FIFO the agent can write to but not read (its
-mode), remove, replace or truncate (it sits on a read-only mount), drained on the host into a
-file outside everything the sandbox can reach. The shim (execlog.c) and the Python hook write
+mode), remove, replace or truncate (it sits on a read-only mount), drained on the host into memory
+and, past MEMORY_BYTES, into a file outside everything the sandbox can reach. The shim (execlog.c) and the Python hook write
 one line per event, each in one write() shorter than PIPE_BUF, so lines never interleave.
 
 Inside the sandbox:
@@ -26,6 +26,10 @@ from lastexam.sandbox.base import Mount
 FIFO_NAME = "exec.fifo"
 HOST_LOG = "exec.log"  # the drained copy, beside (not inside) the FIFO's folder
 MAX_LOG_BYTES = 64 << 20  # kept; past it the log is marked flooded and the rest discarded
+# Kept in memory up to this, written to the host's file past it: most trials' logs are a few
+# kilobytes, and a file made and removed per trial costs about a millisecond on some disks
+# (docs/performance.md).
+MEMORY_BYTES = 1 << 20
 PIPE_BYTES = 1 << 20  # the FIFO's buffer: absorbs bursts while the drain thread is busy
 DISCARD_PAUSE_S = 0.01  # past the cap, drain at most 1 MB per pause: a flood costs the host little
 F_SETPIPE_SZ = 1031
@@ -53,10 +57,15 @@ class ChannelResult:
     discarded: int  # bytes past the cap
     log: Path
     error: str | None = None  # the host could not keep the log (the harness's failure)
+    data: bytes | None = None  # the whole log, when it stayed in memory (log is then not made)
 
     @property
     def flooded(self) -> bool:
         return self.discarded > 0
+
+    @property
+    def source(self) -> Path | bytes:
+        return self.data if self.data is not None else self.log
 
 
 def pythonpath_env(pythonpath: str) -> dict[str, str]:
@@ -82,6 +91,7 @@ class ExecLogChannel:
         self._thread: threading.Thread | None = None
         self._fds: list[int] = []
         self._wake: tuple[int, int] | None = None
+        self._memory: bytearray | None = bytearray()  # None once spilled to self.log
 
     def env(self, pythonpath: str = "") -> dict[str, str]:
         """What turns the exec log on in the sandbox; `pythonpath` is the agent's own, kept
@@ -122,8 +132,7 @@ class ExecLogChannel:
             import fcntl
 
             fcntl.fcntl(reader, F_SETPIPE_SZ, PIPE_BYTES)
-        out = open(self.log, "wb", buffering=0)  # noqa: SIM115 (closed by the drain thread)
-        self._thread = threading.Thread(target=self._drain, args=(reader, out), daemon=True,
+        self._thread = threading.Thread(target=self._drain, args=(reader,), daemon=True,
                                          name=f"exec-log {self.root.parent.name}")
         self._thread.start()
 
@@ -137,15 +146,28 @@ class ExecLogChannel:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._fds = []
-        return ChannelResult(self._kept, self._discarded, self.log, self._error)
+        data = bytes(self._memory) if self._memory is not None else None
+        return ChannelResult(self._kept, self._discarded, self.log, self._error, data)
 
-    def _drain(self, fd: int, out) -> None:
+    def _keep(self, data: bytes, out: list) -> None:
+        """Into memory, or once past MEMORY_BYTES into the host's file (opened then)."""
+        if self._memory is not None and len(self._memory) + len(data) <= MEMORY_BYTES:
+            self._memory += data
+            return
+        if self._memory is not None:
+            out.append(open(self.log, "wb", buffering=0))  # noqa: SIM115 (closed by _drain)
+            held, self._memory = self._memory, None
+            out[0].write(held)
+        out[0].write(data)
+
+    def _drain(self, fd: int) -> None:
         poller = select.poll()
         poller.register(fd, select.POLLIN)
         if self._wake is not None:
             poller.register(self._wake[0], select.POLLIN)
         after_stop = 0
-        with out:
+        out: list = []  # the host's file, once the log spilled to it
+        try:
             while True:
                 stopping = self._stop.is_set()
                 if stopping:
@@ -169,10 +191,13 @@ class ExecLogChannel:
                 room = self.max_bytes - self._kept
                 if room > 0 and self._error is None:
                     try:  # a failure here must not stop the draining: writers would block
-                        out.write(data[:room])
+                        self._keep(data[:room], out)
                         self._kept += min(room, len(data))
                     except OSError as e:
                         self._error = f"cannot write the exec log on the host: {e}"
                 if len(data) > room:
                     self._discarded += len(data) - max(room, 0)
                     time.sleep(DISCARD_PAUSE_S)
+        finally:
+            for f in out:
+                f.close()

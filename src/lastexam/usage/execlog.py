@@ -13,11 +13,13 @@ metrics only, never a score.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from lastexam.untrusted import open_regular
 
@@ -70,20 +72,25 @@ class ExecLog:
         }
 
 
-def parse(path: Path | None, flooded: bool = False) -> ExecLog:
-    """Read the host's copy of a trial's exec log (None: the trial ran without the shim)."""
+def parse(source: Path | bytes | None, flooded: bool = False) -> ExecLog:
+    """Read the host's copy of a trial's exec log: a file, or the bytes the drain kept in
+    memory (None: the trial ran without the shim)."""
     log = ExecLog()
-    if path is None:
+    if source is None:
         return log
     log.traced = True
     if flooded:
         log.mark_tampered("the exec log passed its size cap (flooded)")
     by_pid: dict[int, ExecEvent] = {}
-    fd = open_regular(path)
-    if fd is None:
-        log.mark_tampered("the exec log is missing")
-        return log
-    with os.fdopen(fd, "rb") as f:
+    if isinstance(source, bytes):
+        stream: BinaryIO = io.BytesIO(source)
+    else:
+        fd = open_regular(source)
+        if fd is None:
+            log.mark_tampered("the exec log is missing")
+            return log
+        stream = os.fdopen(fd, "rb")
+    with stream as f:
         first = True
         while raw := f.readline(MAX_LINE + 1):
             if not raw.endswith(b"\n"):

@@ -24,7 +24,7 @@ def record_usage(
     """`channel` is None when the trial ran without the shim (no C compiler): usage unknown."""
     if channel is not None and channel.error:
         raise SandboxError(channel.error)
-    log = parse(channel.log if channel else None, flooded=bool(channel and channel.flooded))
+    log = parse(channel.source if channel else None, flooded=bool(channel and channel.flooded))
     if channel is not None and (not log.first_argv or log.first_argv[0] != first_argv0):
         raise ShimNotLoaded(
             f"the exec-log shim did not report the sandbox's first process ({first_argv0})"
