@@ -85,12 +85,14 @@ def _images(traj: dict) -> list[str]:
 def gradebook_script(dest: Path) -> Path:
     """The task's oracle (its solution unpacked and run) started in the background by the
     client's shell tool, waited for in short shell turns (Codex hands a command longer than
-    ten seconds back to the model), with a screenshot before and after."""
+    ten seconds back to the model), with a screenshot before and after. The whole background
+    job is in its own session: Codex's shell ends with its terminal, whose hangup killed a
+    waiting `{ ...; echo $? >rc; }` (the oracle finished, rc never came: 16 waits, 174 s)."""
     oracle = yaml.safe_load(oracle_script(GRADEBOOK, dest).read_text())
     unpack = oracle["turns"][0]["shell"].replace(
         " && bash /tmp/oracle/solution/solve.sh",
-        " && { setsid bash /tmp/oracle/solution/solve.sh >/tmp/oracle/log 2>&1;"
-        " echo $? >/tmp/oracle/rc; } </dev/null >/dev/null 2>&1 &")
+        " && setsid sh -c 'bash /tmp/oracle/solution/solve.sh >/tmp/oracle/log 2>&1;"
+        " echo $? >/tmp/oracle/rc' </dev/null >/dev/null 2>&1 &")
     # Each wait differs: Gemini CLI stops a session that repeats one tool call.
     waits = [{"shell": f"timeout 25 sh -c 'until [ -e /tmp/oracle/rc ]; do sleep 1; done';"
                        f" cat /tmp/oracle/rc 2>/dev/null || echo running {i}"} for i in range(16)]
