@@ -23,6 +23,7 @@ from conftest import (
     run_command_agent,
     run_json,
     run_watching,
+    searched_files,
     trial_dir,
 )
 from lastexam.paths import lastexam_home
@@ -43,9 +44,10 @@ def _section(log: str, name: str) -> str:
 
 
 def test_hidden_task_parts_are_absent(tmp_path: Path, sandbox: str) -> None:
-    """No file anywhere in the sandbox (all of its file system but /proc, /sys and /dev) holds
-    the content of the task's reference, grader, solution or fixtures, nor its canary outside
-    the instruction; nor does any file bear their names."""
+    """No file anywhere in the sandbox (all of its file system but /proc, /sys and /dev; of the
+    system's and environments' read-only installs, files under 4 MiB) holds the content of the
+    task's reference, grader, solution or fixtures, nor its canary outside the instruction; nor
+    does any file bear their names."""
     task = tmp_path / "tasks" / "other" / "column-total"
     shutil.copytree(COLUMN_TOTAL, task)
     marks = {part: f"lastexam-hidden-{part}-{uuid.uuid4().hex}" for part in
@@ -69,7 +71,7 @@ def test_hidden_task_parts_are_absent(tmp_path: Path, sandbox: str) -> None:
         f"printf '%s%s\\n' {halves(marks['probe'])} > /task/output/probe.txt; "
         "ls -a /task; "
         f"echo NAMES-BEGIN; find / \\( {pruned} \\) -prune -o \\( {names} \\) -print 2>/dev/null; echo NAMES-END; "
-        f"echo FILES-BEGIN; find / \\( {pruned} \\) -prune -o -type f -print0 2>/dev/null"
+        f"echo FILES-BEGIN; find / \\( {pruned} \\) -prune -o -type f {searched_files()} -print0 2>/dev/null"
         " | xargs -0 -r grep -lF -f /tmp/patterns -- 2>/dev/null; echo FILES-END; "
         "echo SEARCHED $(find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -print"
         " 2>/dev/null | wc -l); "

@@ -10,6 +10,8 @@ harness's own signals and exit codes are in attacks_host.py.
 
 from __future__ import annotations
 
+from conftest import searched_files
+
 from .attack_kit import CANARY, HONEST_TOTAL, PY, WRONG_TOTAL, Attack
 from .attacks_host import EXITS, RESOURCES, SPOOFING
 
@@ -32,15 +34,13 @@ PEEKING = [
     ),
     Attack(
         "peek-by-content", "peeking",
-        "grep every readable file under 4 MiB for the task's canary (a reference file must hold it)",
+        "grep every readable file (of the read-only system and environments, those under 4 MiB) for the task's canary (a reference file must hold it)",
         CANARY + """
         [ -n "$c" ] || { echo no-canary; exit 1; }
         # The canary reaches grep in a file: an argv holding it would land in the exec log.
-        # Files of 4 MiB and more are skipped (the system's binaries and libraries, half its bytes):
-        # a whole-filesystem read took 44 s warm and passed 60 s on a cold CI machine; the
-        # attacked task's reference and a test run's records are far smaller.
+        # (a whole-filesystem read took 44 s warm and passed 60 s on a cold CI machine)
         pat=$HOME/canary.pat; echo "$c" > "$pat"
-        find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -size -4096k -print0 2>/dev/null \\
+        find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f """ + searched_files() + """ -print0 2>/dev/null \\
             | xargs -0 grep -lF -f "$pat" 2>/dev/null > "$HOME/hits"
         # The instruction holds the canary: a search that misses it searched nothing.
         grep -qx /task/instruction.md "$HOME/hits" || { echo search-missed-instruction; exit 1; }
