@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import resource
@@ -353,6 +354,9 @@ def main(argv: list[str]) -> None:
 
     for name in library.__all__:  # every module a grader may import from it, loaded once here
         getattr(library, name)
+    # Out of the collector's reach: a forked slot's collections would otherwise write to every
+    # inherited object's header, copying the worker's pages one by one.
+    gc.freeze()
 
     serve(sock, spec)
 
