@@ -60,6 +60,12 @@ def trial_dir(run_dir: Path, trial: dict) -> Path:
     return run_dir / "trials" / trial["trial_id"]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from sampling import sample_per_client
+
+    sample_per_client(config, items, ROOT)
+
+
 @pytest.fixture(scope="session")
 def base_env_ready() -> None:
     proc = run_cli("env", "check", "base", check=False)

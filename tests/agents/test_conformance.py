@@ -39,6 +39,7 @@ def failed(rows: dict[str, dict]) -> set[str]:
     return {names.get(name, name) for name, row in rows.items() if not row["ok"]}
 
 
+@pytest.mark.per_client
 @pytest.mark.parametrize("agent", MODEL_AGENTS)
 def test_every_model_agent_passes_its_check(agent: str, tmp_path: Path) -> None:
     run_cli("agents", "install", agent, timeout=1800)

@@ -35,6 +35,7 @@ def gnumeric_ready() -> None:
 
 
 @pytest.mark.usefixtures("gnumeric_ready")
+@pytest.mark.per_client
 @pytest.mark.parametrize("agent", CLIENTS)
 def test_a_scripted_gui_session_through_each_client(agent: str, tmp_path: Path) -> None:
     out = tmp_path / "run"
@@ -104,6 +105,7 @@ def gradebook_script(dest: Path) -> Path:
 
 
 @pytest.mark.usefixtures("gnumeric_ready")
+@pytest.mark.per_client
 @pytest.mark.parametrize("agent", CLIENTS)
 def test_each_client_carries_out_a_real_gui_tasks_oracle(agent: str, tmp_path: Path) -> None:
     script = gradebook_script(tmp_path / "gradebook.yaml")
