@@ -64,7 +64,7 @@ def main() -> None:
                 provider.run(request)
                 times[mode].append(time.perf_counter() - started)
                 if mode == "shim":
-                    execs = parse(channel.close().log).total
+                    execs = parse(channel.close().source).total
     area.remove()
     plain = statistics.median(times["plain"])
     print(f"{args.processes} short processes in a sandbox, median of {args.repeats}: plain {plain:.3f} s")

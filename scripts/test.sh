@@ -6,8 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
 [ "${1:-}" = "--full" ] && full=1
-# What changed is measured from the last release tag (or the previous commit while there is none).
-since="$(git describe --tags --abbrev=0 2>/dev/null || echo HEAD~1)"
+# What changed is measured from the last release tag or, while there is none, from the newest
+# commit made more than 4 hours before the tested one (a working session's commits are pushed
+# together: the previous commit alone would miss all but the last); with no such commit, from
+# HEAD~1 (and where git cannot tell, everything counts as changed).
+since="$(git describe --tags --abbrev=0 2>/dev/null || true)"
+if [ -z "$since" ]; then
+    since="$(git rev-list -1 --before="@$(( $(git log -1 --format=%ct HEAD) - 14400 ))" HEAD 2>/dev/null || true)"
+fi
+since="${since:-HEAD~1}"
 scripts/setup.sh --test
 # Harbor's package (Python 3.12+) in .venv-harbor, for the Harbor interop tests.
 scripts/harbor-venv.sh

@@ -19,15 +19,6 @@ COLUMN_TOTAL = TEST_TASKS / "other" / "column-total"
 LASTEXAM = [sys.executable, "-m", "lastexam"]
 
 
-def searched_files() -> str:
-    """find's test for the sandbox-wide searches for hidden content: every file, but of the
-    system's and the environments' read-only installs only those under 4 MiB. Their binaries and
-    libraries are half the bytes (reading them took a search 40 s), and nothing of a task is
-    ever staged there."""
-    from lastexam.paths import lastexam_home
-
-    return (f"\\( -size -4096k -o ! \\( -path '/usr/*' -o -path '{lastexam_home()}/envs/*' \\) \\)")
-
 
 def run_cli(*args: str | Path, check: bool = True, timeout: float = 600, env: dict | None = None,
             cwd: Path = ROOT) -> subprocess.CompletedProcess:

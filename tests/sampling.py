@@ -19,15 +19,20 @@ SAMPLE = "LASTEXAM_TEST_SAMPLE"
 CHANGED_SINCE = "LASTEXAM_TEST_CHANGED_SINCE"
 # What the per-client cases exercise: a change here runs every case.
 WATCHED = ("src/lastexam/agents", "src/lastexam/computer", "src/lastexam/desktop",
-           "src/lastexam/gateway", "src/lastexam/trajectory", "tests/agents")
+           "src/lastexam/gateway", "src/lastexam/trajectory", "src/lastexam/run",
+           "src/lastexam/sandbox", "src/lastexam/usage", "src/lastexam/layout.py",
+           "tests/agents", "tests/conftest.py", "tests/sampling.py")
 
 
 def _watched_changed(root: Path) -> bool:
     since = os.environ.get(CHANGED_SINCE)
     if not since:
         return True
-    proc = subprocess.run(["git", "-C", str(root), "diff", "--name-only", since, "--", *WATCHED],
-                          capture_output=True, text=True, check=False)
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "diff", "--name-only", since, "--", *WATCHED],
+                              capture_output=True, text=True, check=False)
+    except OSError:  # no git: unknown, as if changed
+        return True
     return proc.returncode != 0 or bool(proc.stdout.strip())  # unknown: as if changed
 
 

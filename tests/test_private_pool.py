@@ -365,3 +365,45 @@ def test_decrypted_files_are_closed_to_other_local_users(pool: dict) -> None:
                            delays={"collect": 0.3})
     assert watched.returncode == 0, watched.stderr[-2000:]
     assert len(loose) == 2 and all(v == [] for v in loose.values()), loose
+
+
+def test_staging_never_opens_a_decrypted_file_to_others(pool: dict, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through every step of staging (each chown and folder renewal), the decrypted instruction
+    (in the run's fast folder) and inputs keep no group or other permission, nor does inputs/."""
+    from lastexam.pool.sealed import load_pool
+    from lastexam.run import workspace
+
+    task = load_pool(pool["dir"], load_identity(pool["key"]))[0]
+    fast = tmp_path / "fast"
+    fast.mkdir(mode=0o711)
+    (tmp_path / "trials").mkdir()
+    ws = workspace.TrialWorkspace(tmp_path / "trials" / "t1", fast, None)
+    seen: list[str] = []
+
+    def open_to_others(p: Path) -> bool:
+        """Readable (or listable) by a user neither owner nor in the group: every folder on the
+        way from the fast folder or the workspace (both 0711) lets others through."""
+        if not p.exists() or not p.stat().st_mode & 0o004:
+            return False
+        folders = [] if p == ws.instruction else [ws.inputs, *[q for q in p.parents if ws.inputs in q.parents]]
+        return all(f.stat().st_mode & 0o001 for f in folders)
+
+    def modes(_step: str) -> None:
+        for p in (ws.instruction, ws.inputs, *ws.inputs.rglob("*")):
+            if open_to_others(p):
+                seen.append(f"{_step}: {p} {p.stat().st_mode & 0o777:o}")
+
+    def spied(fn, step):
+        def call(*a, **k):
+            modes(f"before {step}")
+            return fn(*a, **k)
+        return call
+
+    monkeypatch.setattr(workspace, "_chown_tree", spied(workspace._chown_tree, "chown"))
+    monkeypatch.setattr(workspace.recycle, "renew", spied(workspace.recycle.renew, "renew"))
+    ws.stage(task, None)
+    modes("end")
+    assert ws.instruction.parent == fast and not (ws.root / "instruction.md").exists()
+    assert ws.instruction.read_bytes() and list(ws.inputs.rglob("*"))
+    assert seen == [], seen

@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from adversarial.attack_kit import searched_files
 
 from conftest import (
     COLUMN_TOTAL,
@@ -23,7 +24,6 @@ from conftest import (
     run_command_agent,
     run_json,
     run_watching,
-    searched_files,
     trial_dir,
 )
 from lastexam.paths import lastexam_home
@@ -73,8 +73,8 @@ def test_hidden_task_parts_are_absent(tmp_path: Path, sandbox: str) -> None:
         f"echo NAMES-BEGIN; find / \\( {pruned} \\) -prune -o \\( {names} \\) -print 2>/dev/null; echo NAMES-END; "
         f"echo FILES-BEGIN; find / \\( {pruned} \\) -prune -o -type f {searched_files()} -print0 2>/dev/null"
         " | xargs -0 -r grep -lF -f /tmp/patterns -- 2>/dev/null; echo FILES-END; "
-        "echo SEARCHED $(find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -print"
-        " 2>/dev/null | wc -l); "
+        "echo SEARCHED $(find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f"
+        f" {searched_files()} -print 2>/dev/null | wc -l); "
         "test -e /root && echo ROOT-VISIBLE; echo ALL-SEARCHED"
     )
     run = tmp_path / "run"
@@ -87,7 +87,12 @@ def test_hidden_task_parts_are_absent(tmp_path: Path, sandbox: str) -> None:
     assert _section(log, "NAMES").split() == []
     # The probe, written in the sandbox, shows the search reads file content; nothing else matches.
     assert _section(log, "FILES").split() == ["/task/output/probe.txt"]
-    assert int(log.split("SEARCHED ", 1)[1].split()[0]) > 10_000  # the system's files, not just /task
+    # The system's files, not just /task (a broken size test, as -size -4M, keeps only empty ones).
+    assert int(log.split("SEARCHED ", 1)[1].split()[0]) > 10_000
+    # What the search reads only in part holds nothing of a task: neither this project nor
+    # LASTEXAM_HOME (the work areas, the runs' copies of tasks) lies under it.
+    for place in (ROOT, lastexam_home()):
+        assert not place.resolve().is_relative_to("/usr"), place
     assert "ROOT-VISIBLE" not in log
     assert str(ROOT) not in log and str(tmp_path) not in log
 

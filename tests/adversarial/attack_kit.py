@@ -13,6 +13,16 @@ CANARY = "c=$(grep -o '[0-9a-f]\\{8\\}-[0-9a-f-]\\{27\\}' /task/instruction.md |
 PY = "/usr/bin/env python3"
 
 
+def searched_files() -> str:
+    """find's test for the sandbox-wide searches for hidden content: every file, but of the
+    system's and the environments' read-only installs only those under 4 MiB. Their binaries and
+    libraries are half the bytes (reading them took a search 40 s), and nothing of a task is
+    ever staged there (tests/test_sandbox.py checks the project and LASTEXAM_HOME are not)."""
+    from lastexam.paths import lastexam_home
+
+    return f"\\( -size -4096k -o ! \\( -path '/usr/*' -o -path '{lastexam_home()}/envs/*' \\) \\)"
+
+
 @dataclass(frozen=True)
 class Attack:
     id: str

@@ -10,9 +10,7 @@ harness's own signals and exit codes are in attacks_host.py.
 
 from __future__ import annotations
 
-from conftest import searched_files
-
-from .attack_kit import CANARY, HONEST_TOTAL, PY, WRONG_TOTAL, Attack
+from .attack_kit import CANARY, HONEST_TOTAL, PY, WRONG_TOTAL, Attack, searched_files
 from .attacks_host import EXITS, RESOURCES, SPOOFING
 
 __all__ = ["ATTACKS", "HONEST_TOTAL", "Attack", "render"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,12 +84,18 @@ class SealedTask(Task):
     def input_sizes(self) -> dict[str, int]:
         return {rel: size for rel, (_, size) in self._inputs.items()}
 
-    def stage_agent_part(self, dest: Path) -> None:
-        """instruction.md and inputs/ into a trial's workspace (dest/instruction.md, dest/inputs)."""
-        files = self.part_files("agent")
+    def stage_agent_part(self, dest: Path, instruction: Path | None = None) -> None:
+        """instruction.md and inputs/ into a trial's workspace: dest/inputs, and the instruction
+        at `instruction` (default dest/instruction.md), made read-only to its owner alone before
+        a byte is written: it is never open to other local users, not even for a moment."""
+        files = dict(self.part_files("agent"))
         if "instruction.md" not in files or any(bundle.part_of(rel) != "agent" for rel in files):
             raise bundle.SealedBundleError("the agent part must hold instruction.md and inputs/ "
                                            "only", path=self.path / PART_FILES["agent"])
+        text, _ = files.pop("instruction.md")
+        fd = os.open(instruction or dest / "instruction.md", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
+        with open(fd, "wb") as f:
+            f.write(text)
         bundle.write_files(files, dest)
 
     def grading_copy(self, dest: Path) -> None:

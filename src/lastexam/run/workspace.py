@@ -131,24 +131,21 @@ class TrialWorkspace:
             self.root.mkdir(parents=True)
             self.root.chmod(0o711)
         if task.sealed:  # decrypted straight into the workspace, nowhere else
-            task.stage_agent_part(self.root)
-            self.inputs.mkdir(exist_ok=True)
-            if self.instruction != self.root / INSTRUCTION:  # moved to the fast folder, never open to others
-                fd = os.open(self.instruction, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with open(fd, "wb") as f:
-                    f.write((self.root / INSTRUCTION).read_bytes())
-                (self.root / INSTRUCTION).unlink()
+            # inputs/ is closed before its files are written (they take the bundle's modes).
+            self.inputs.mkdir(mode=0o700)
+            task.stage_agent_part(self.root, self.instruction)
         else:
             shutil.copyfile(task.instruction, self.instruction)
+            self.instruction.chmod(0o444)
             if task.inputs_dir.is_dir():
                 shutil.copytree(task.inputs_dir, self.inputs, symlinks=False, dirs_exist_ok=True)
             else:
                 self.inputs.mkdir(exist_ok=True)
-        self.instruction.chmod(0o444)
         for d in (self.output, self.home):
             d.mkdir(exist_ok=True)
         for d in AGENT_FOLDERS:
-            (self.root / d).chmod(recycle.FOLDER_MODE)
+            closed = task.sealed and d == "inputs"  # opened to the sandbox's uid alone below
+            (self.root / d).chmod(recycle.FOLDER_MODE & 0o700 if closed else recycle.FOLDER_MODE)
             recycle.renew(self.root / d)
         self.trial.root.mkdir()
         self.trial.root.chmod(0o711)  # its output/ is mounted into the grading sandbox

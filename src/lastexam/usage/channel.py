@@ -147,6 +147,7 @@ class ExecLogChannel:
                 os.close(fd)
         self._fds = []
         data = bytes(self._memory) if self._memory is not None else None
+        self._memory = None  # the copy above is the result's: not held twice while the trial goes on
         return ChannelResult(self._kept, self._discarded, self.log, self._error, data)
 
     def _keep(self, data: bytes, out: list) -> None:
