@@ -19,7 +19,6 @@ COLUMN_TOTAL = TEST_TASKS / "other" / "column-total"
 LASTEXAM = [sys.executable, "-m", "lastexam"]
 
 
-
 def run_cli(*args: str | Path, check: bool = True, timeout: float = 600, env: dict | None = None,
             cwd: Path = ROOT) -> subprocess.CompletedProcess:
     proc = subprocess.run(

@@ -6,14 +6,13 @@ Unset, every case runs (`scripts/test.sh --full`)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from lastexam.validation.manifest import rotating_sample
+from lastexam.validation.manifest import rotating_sample, today
 
 SAMPLE = "LASTEXAM_TEST_SAMPLE"
 CHANGED_SINCE = "LASTEXAM_TEST_CHANGED_SINCE"
@@ -38,16 +37,17 @@ def _watched_changed(root: Path) -> bool:
 
 def sample_per_client(config: pytest.Config, items: list[pytest.Item], root: Path) -> None:
     n = os.environ.get(SAMPLE)
-    if not n or _watched_changed(root):
+    if not n:
         return
     groups: dict[str, list[pytest.Item]] = {}
     for item in items:
         if item.get_closest_marker("per_client") and hasattr(item, "callspec"):
             groups.setdefault(f"{item.path}::{item.originalname}", []).append(item)
-    today = dt.datetime.now(dt.UTC).date()
+    if not groups or _watched_changed(root):
+        return
     dropped = []
     for cases in groups.values():
-        kept = set(rotating_sample([c.callspec.id for c in cases], int(n), today))
+        kept = set(rotating_sample([c.callspec.id for c in cases], int(n), today()))
         dropped += [c for c in cases if c.callspec.id not in kept]
     if dropped:
         gone = set(map(id, dropped))

@@ -80,9 +80,9 @@ NOT_KEPT = ".not-kept"  # in a workspace: none of its folders is kept
 
 
 def forbid(workspace: Path) -> None:
-    """Mark a workspace whose folders must not be kept (a sandbox may have left a process)."""
-    with contextlib.suppress(OSError):
-        (workspace / NOT_KEPT).touch()
+    """Mark a workspace whose folders must not be kept (a sandbox may have left a process).
+    Raises when the mark cannot be made: a workspace left unmarked would be kept."""
+    (workspace / NOT_KEPT).touch()
 
 
 def renew(folder: Path) -> None:

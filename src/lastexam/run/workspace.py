@@ -46,6 +46,7 @@ from lastexam.run.recycle import Spares
 from lastexam.sandbox import warm
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree
+from lastexam.usage.channel import HOST_LOG
 
 HIDDEN_PARTS = ("task.toml", "grader.py", "reference", "inputs", "solution")
 AGENT_FOLDERS = ("inputs", "output", "home")  # the agent's own, kept for the next trial
@@ -117,7 +118,7 @@ class TrialWorkspace:
     def exec_copy(self) -> Path:
         """The host's copy of an exec log past usage/channel.py's MEMORY_BYTES, on disk (a
         flood fills it up to its cap)."""
-        return self.root / "exec.log"
+        return self.root / HOST_LOG
 
     @property
     def grade(self) -> Path:

@@ -1,7 +1,8 @@
 """The exec log's channel out of the sandbox: a FIFO the agent can write to but not read (its
-mode), remove, replace or truncate (it sits on a read-only mount), drained on the host into memory
-and, past MEMORY_BYTES, into a file outside everything the sandbox can reach. The shim (execlog.c) and the Python hook write
-one line per event, each in one write() shorter than PIPE_BUF, so lines never interleave.
+mode), remove, replace or truncate (it sits on a read-only mount), drained on the host into
+memory and, past MEMORY_BYTES, into a file outside everything the sandbox can reach. The shim
+(execlog.c) and the Python hook write one line per event, each in one write() shorter than
+PIPE_BUF, so lines never interleave.
 
 Inside the sandbox:
     /run/lastexam/exec/exec.fifo      the channel (read-only mount of a host folder)
@@ -19,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from lastexam.layout import AgentSandbox
 from lastexam.sandbox.base import Mount
@@ -92,6 +94,7 @@ class ExecLogChannel:
         self._fds: list[int] = []
         self._wake: tuple[int, int] | None = None
         self._memory: bytearray | None = bytearray()  # None once spilled to self.log
+        self._file: BinaryIO | None = None  # self.log, opened by the drain thread when it spills
 
     def env(self, pythonpath: str = "") -> dict[str, str]:
         """What turns the exec log on in the sandbox; `pythonpath` is the agent's own, kept
@@ -150,16 +153,16 @@ class ExecLogChannel:
         self._memory = None  # the copy above is the result's: not held twice while the trial goes on
         return ChannelResult(self._kept, self._discarded, self.log, self._error, data)
 
-    def _keep(self, data: bytes, out: list) -> None:
+    def _keep(self, data: bytes) -> None:
         """Into memory, or once past MEMORY_BYTES into the host's file (opened then)."""
         if self._memory is not None and len(self._memory) + len(data) <= MEMORY_BYTES:
             self._memory += data
             return
-        if self._memory is not None:
-            out.append(open(self.log, "wb", buffering=0))  # noqa: SIM115 (closed by _drain)
-            held, self._memory = self._memory, None
-            out[0].write(held)
-        out[0].write(data)
+        if self._file is None:
+            self._file = open(self.log, "wb", buffering=0)  # noqa: SIM115 (closed by _drain)
+            held, self._memory = self._memory or b"", None
+            self._file.write(held)
+        self._file.write(data)
 
     def _drain(self, fd: int) -> None:
         poller = select.poll()
@@ -167,7 +170,6 @@ class ExecLogChannel:
         if self._wake is not None:
             poller.register(self._wake[0], select.POLLIN)
         after_stop = 0
-        out: list = []  # the host's file, once the log spilled to it
         try:
             while True:
                 stopping = self._stop.is_set()
@@ -192,7 +194,7 @@ class ExecLogChannel:
                 room = self.max_bytes - self._kept
                 if room > 0 and self._error is None:
                     try:  # a failure here must not stop the draining: writers would block
-                        self._keep(data[:room], out)
+                        self._keep(data[:room])
                         self._kept += min(room, len(data))
                     except OSError as e:
                         self._error = f"cannot write the exec log on the host: {e}"
@@ -200,5 +202,5 @@ class ExecLogChannel:
                     self._discarded += len(data) - max(room, 0)
                     time.sleep(DISCARD_PAUSE_S)
         finally:
-            for f in out:
-                f.close()
+            if self._file is not None:
+                self._file.close()
