@@ -13,10 +13,13 @@ import tomllib
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from conftest import COLUMN_TOTAL, ROOT, run_cli
+from lastexam.envs import manage as envs
+from lastexam.validation import conformance as cf
 
 pytestmark = pytest.mark.usefixtures("base_env_ready")
 
@@ -194,6 +197,15 @@ def _built_fixture_from_lib(t: Path) -> None:
     _built_fixture('test -f "$SOLUTION/solve.sh" || exit 9\npython3 "$FIXTURE_LIB/bump.py"\n')(t)
 
 
+def _with_openblas(breaks: Callable[[Path], None]) -> Callable[[Path], None]:
+    """The breakage, in a task that ships a file named as OpenBLAS (the test environment has
+    none): the BLAS gate reruns only where OpenBLAS can be loaded."""
+    def both(t: Path) -> None:
+        breaks(t)
+        (t / "solution" / "libopenblas.so.0").write_bytes(b"")
+    return both
+
+
 PARTIAL = "fixtures/negative/partial/fixture.toml"
 PARTIAL_RANGE = "score_min = 0.3\nscore_max = 0.4"
 CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
@@ -240,14 +252,16 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
                           "tier rationale", "tier_rationale is empty or missing"),
     "grader-raises-on-malformed": (_grader_raises_on_malformed_output, "malformed outputs",
                                    "random bytes: grader error"),
-    "generator-blas-dependent": (edit("generate.py", "write_text(DATA)",
-                                      'write_text(DATA + __import__("os").environ.get("OPENBLAS_CORETYPE", ""))'),
+    "generator-blas-dependent": (_with_openblas(edit(
+                                     "generate.py", "write_text(DATA)",
+                                     'write_text(DATA + __import__("os").environ.get("OPENBLAS_CORETYPE", ""))')),
                                  "reproducible under other BLAS kernels",
                                  f", 2 threads: generate.py differs: {APPENDED_AT}"),
     # The one other setting changes the thread count as well as the kernel.
-    "generator-thread-dependent": (edit("generate.py", "write_text(DATA)",
-                                        'write_text(DATA + ("" if __import__("os").environ.get('
-                                        '"OPENBLAS_NUM_THREADS", "1") == "1" else "threads"))'),
+    "generator-thread-dependent": (_with_openblas(edit(
+                                       "generate.py", "write_text(DATA)",
+                                       'write_text(DATA + ("" if __import__("os").environ.get('
+                                       '"OPENBLAS_NUM_THREADS", "1") == "1" else "threads"))')),
                                    "reproducible under other BLAS kernels",
                                    f"2 threads: generate.py differs: {APPENDED_AT}"),
     # make.sh builds the fixture from the oracle's output, which is then graded; or fails.
@@ -295,6 +309,37 @@ def test_control_task_passes_every_gate(reports: dict[str, dict]) -> None:
     control = reports["control"]
     assert _failed(control) == {} and control["passed"] is True
     assert {g["name"] for g in control["gates"]} >= EVERY_GATE
+
+
+def test_blas_gate_reruns_only_where_openblas_can_load(reports: dict[str, dict]) -> None:
+    """The control task (environment base, nothing named OpenBLAS in its folder) is rerun only
+    when the system has OpenBLAS; the blas-dependent tasks ship a copy and were rerun (above)."""
+    gate = next(g for g in reports["control"]["gates"] if g["name"] == cf.BLAS_REPRODUCIBLE)
+    system = any(cf._openblas_under(root) for root in (*cf.SYSTEM_LIBRARIES, str(envs.load("base").venv)))
+    assert gate["passed"] is True
+    assert ("not rerun: no OpenBLAS" in gate["detail"]) is (not system), gate
+
+
+def test_openblas_seen_in_the_system_the_environment_or_the_task(tmp_path, monkeypatch) -> None:
+    system, venv, task = (tmp_path / n for n in ("usr-lib", "venv", "task"))
+    for d in (system / "x86_64-linux-gnu" / "blas", venv / "lib", task / "solution"):
+        d.mkdir(parents=True)
+        (d / "libblas.so.3").write_bytes(b"")
+    monkeypatch.setattr(cf, "SYSTEM_LIBRARIES", (str(system),))
+    env, folder = SimpleNamespace(venv=venv, name="e"), SimpleNamespace(path=task)
+    assert cf.openblas_seen(env, folder) == ""  # a reference BLAS is not OpenBLAS
+    cf._openblas_under.cache_clear()
+    (task / "solution" / "libopenblas.so.0").write_bytes(b"")
+    assert cf.openblas_seen(env, folder) == str(task / "solution" / "libopenblas.so.0")
+    cf._openblas_under.cache_clear()
+    (venv / "lib" / "numpy.libs").mkdir()
+    (venv / "lib" / "numpy.libs" / "libscipy_OpenBLAS64_-1.so").write_bytes(b"")
+    assert cf.openblas_seen(env, folder).startswith(str(venv))
+    cf._openblas_under.cache_clear()
+    (system / "x86_64-linux-gnu" / "openblas-pthread").mkdir()
+    (system / "x86_64-linux-gnu" / "openblas-pthread" / "libblas.so.3").write_bytes(b"")
+    assert "openblas-pthread" in cf.openblas_seen(env, folder)
+    cf._openblas_under.cache_clear()
 
 
 @pytest.mark.parametrize("task_id", list(CASES))
