@@ -19,6 +19,7 @@ import pytest
 
 from conftest import COLUMN_TOTAL, ROOT, run_cli
 from lastexam.envs import manage as envs
+from lastexam.validation import blas_reach
 from lastexam.validation import conformance as cf
 
 pytestmark = pytest.mark.usefixtures("base_env_ready")
@@ -311,35 +312,67 @@ def test_control_task_passes_every_gate(reports: dict[str, dict]) -> None:
     assert {g["name"] for g in control["gates"]} >= EVERY_GATE
 
 
-def test_blas_gate_reruns_only_where_openblas_can_load(reports: dict[str, dict]) -> None:
-    """The control task (environment base, nothing named OpenBLAS in its folder) is rerun only
-    when the system has OpenBLAS; the blas-dependent tasks ship a copy and were rerun (above)."""
+def test_blas_gate_reruns_only_where_the_setting_can_change_a_run(reports: dict[str, dict]) -> None:
+    """The control task (environment base, no OpenBLAS in its folder) is not rerun where the
+    machine has no OpenBLAS and two CPUs; the blas-dependent tasks ship a copy and were rerun."""
     gate = next(g for g in reports["control"]["gates"] if g["name"] == cf.BLAS_REPRODUCIBLE)
-    system = any(cf._openblas_under(root) for root in (*cf.SYSTEM_LIBRARIES, str(envs.load("base").venv)))
+    env = envs.load("base")
+    same = not (blas_reach._system_openblas() or blas_reach._walk(str(env.venv), task_folder=False)) \
+        and blas_reach.openmp_threads_fixed(env, cf.BLAS_THREADS) != ""
     assert gate["passed"] is True
-    assert ("not rerun: no OpenBLAS" in gate["detail"]) is (not system), gate
+    assert ("not rerun: no OpenBLAS" in gate["detail"]) is same, gate
 
 
-def test_openblas_seen_in_the_system_the_environment_or_the_task(tmp_path, monkeypatch) -> None:
-    system, venv, task = (tmp_path / n for n in ("usr-lib", "venv", "task"))
-    for d in (system / "x86_64-linux-gnu" / "blas", venv / "lib", task / "solution"):
+def test_blas_library_found_in_the_system_the_environment_or_the_task(tmp_path, monkeypatch) -> None:
+    system, venv, task = (tmp_path / n for n in ("usr", "venv", "task"))
+    for d in (system / "lib" / "blas", system / "lib" / "openblas-pthread", venv / "lib", task / "solution"):
         d.mkdir(parents=True)
-        (d / "libblas.so.3").write_bytes(b"")
-    monkeypatch.setattr(cf, "SYSTEM_LIBRARIES", (str(system),))
+    (system / "lib" / "blas" / "libblas.so.3").write_bytes(b"")
+    (system / "lib" / "openblas-pthread" / "libblas.so.3").write_bytes(b"")
+    link = system / "lib" / "libblas.so.3"
+    link.symlink_to(system / "lib" / "blas" / "libblas.so.3")
+    (task / "solution" / "solve.sh").write_text("#!/bin/sh\n")
     env, folder = SimpleNamespace(venv=venv, name="e"), SimpleNamespace(path=task)
-    assert cf.openblas_seen(env, folder) == ""  # a reference BLAS is not OpenBLAS
-    cf._openblas_under.cache_clear()
-    (task / "solution" / "libopenblas.so.0").write_bytes(b"")
-    assert cf.openblas_seen(env, folder) == str(task / "solution" / "libopenblas.so.0")
-    cf._openblas_under.cache_clear()
+    monkeypatch.setattr(blas_reach, "_system_openblas", lambda: blas_reach._walk(str(system / "lib"), False))
+    # The system's own folder named openblas-pthread is OpenBLAS; a reference BLAS is not.
+    assert "openblas-pthread" in blas_reach.openblas_seen(env, folder)
+    (system / "lib" / "openblas-pthread" / "libblas.so.3").unlink()
+    assert blas_reach.openblas_seen(env, folder) == ""
+    # libblas.so.3 pointed at OpenBLAS elsewhere (Debian's alternatives): seen through the link.
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "libopenblasp-r0.3.so").write_bytes(b"")
+    link.unlink()
+    link.symlink_to(tmp_path / "elsewhere" / "libopenblasp-r0.3.so")
+    assert blas_reach.openblas_seen(env, folder) == str(link)
+    link.unlink()
+    assert blas_reach.openblas_seen(env, folder) == ""
+    # NumPy's wheel in the environment.
     (venv / "lib" / "numpy.libs").mkdir()
     (venv / "lib" / "numpy.libs" / "libscipy_OpenBLAS64_-1.so").write_bytes(b"")
-    assert cf.openblas_seen(env, folder).startswith(str(venv))
-    cf._openblas_under.cache_clear()
-    (system / "x86_64-linux-gnu" / "openblas-pthread").mkdir()
-    (system / "x86_64-linux-gnu" / "openblas-pthread" / "libblas.so.3").write_bytes(b"")
-    assert "openblas-pthread" in cf.openblas_seen(env, folder)
-    cf._openblas_under.cache_clear()
+    assert blas_reach.openblas_seen(env, folder).startswith(str(venv))
+    shutil.rmtree(venv / "lib" / "numpy.libs")
+    # In the task's folder, an archive or a compiled program may bring it in unseen.
+    for name, data in (("vendor/numpy-2.0-cp311.whl", b"PK"), ("bin/tool", b"\x7fELF\x02\x01")):
+        (task / name).parent.mkdir(exist_ok=True)
+        (task / name).write_bytes(data)
+        assert blas_reach.openblas_seen(env, folder) == str(task / name)
+        (task / name).unlink()
+    # A fixture's output is graded, never run under the setting.
+    (task / "fixtures" / "negative" / "x" / "output").mkdir(parents=True)
+    (task / "fixtures" / "negative" / "x" / "output" / "calls.vcf.gz").write_bytes(b"")
+    assert blas_reach.openblas_seen(env, folder) == ""
+
+
+def test_openmp_threads_the_same_only_where_pinned_or_as_many_cpus(monkeypatch) -> None:
+    def env(pins: dict[str, str]) -> SimpleNamespace:
+        return SimpleNamespace(spec=SimpleNamespace(env=pins), name="e")
+
+    monkeypatch.setattr(blas_reach, "cpus", lambda: 2)
+    assert blas_reach.openmp_threads_fixed(env({}), "2")
+    assert blas_reach.openmp_threads_fixed(env({"OMP_NUM_THREADS": "1"}), "2") == ""  # the rerun changes it
+    assert blas_reach.openmp_threads_fixed(env({"OMP_NUM_THREADS": "2"}), "2")
+    monkeypatch.setattr(blas_reach, "cpus", lambda: 8)
+    assert blas_reach.openmp_threads_fixed(env({}), "2") == ""  # 8 threads by default, 2 in the rerun
 
 
 @pytest.mark.parametrize("task_id", list(CASES))

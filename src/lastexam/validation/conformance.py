@@ -5,7 +5,6 @@ depend on the BLAS kernel the machine picks. Each gate's name is a constant, for
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 import re
 import shutil
@@ -27,6 +26,7 @@ from lastexam.run.trial import TrialRunner
 from lastexam.sandbox.base import Mount
 from lastexam.store.models import TrialRecord
 from lastexam.task.load import Task
+from lastexam.validation.blas_reach import rerun_changes_nothing
 from lastexam.validation.fixtures import negative_fixtures, positive_fixtures
 from lastexam.validation.script_sandbox import ScriptRun, run_script
 
@@ -208,38 +208,12 @@ def default_blas_core(env: Environment) -> str:
     return _core_of(str(env.venv / "bin" / "python3"))
 
 
-# Where a sandbox finds libraries: the system's (/usr; /lib and /lib64 link into it), the
-# environment's venv and the task's own folder (mounted for its oracle and generate.py).
-SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/usr/local/lib")
-
-
-@cache
-def _openblas_under(root: str) -> str:
-    """The first file under root whose name or folder (below root) says OpenBLAS ("": none)."""
-    for folder, _, files in os.walk(root):
-        below = os.path.relpath(folder, root).lower()
-        for name in files:
-            if "openblas" in below or "openblas" in name.lower():
-                return os.path.join(folder, name)
-    return ""
-
-
-def openblas_seen(env: Environment, task: Task) -> str:
-    """A library file of OpenBLAS that the task's sandboxes can load ("": none). The BLAS
-    setting is read only by OpenBLAS: where no copy of it is visible, a rerun under it repeats
-    the default run (a copy linked statically into a file of another name is not seen)."""
-    for root in (*SYSTEM_LIBRARIES, str(env.venv), str(task.path)):
-        if found := _openblas_under(root):
-            return found
-    return ""
-
-
 @dataclass
 class BlasReruns:
     """The BLAS gate's two reruns, started alongside the default runs they repeat (a desktop
     task's oracle mostly waits on its applications: the two runs overlap). Their results count
     only for what passed under the default setting; each future gives (result, seconds).
-    `not_run`: why there are no reruns (no OpenBLAS for the setting to change)."""
+    `not_run`: why there are no reruns (blas_reach.py: they would repeat the default runs)."""
 
     label: str
     oracle: Future[tuple[TrialRecord, float]] | None
@@ -248,11 +222,9 @@ class BlasReruns:
 
     @classmethod
     def start(cls, v: Validator, task: Task, env: Environment, pool: Executor) -> BlasReruns:
+        if why := rerun_changes_nothing(env, task, BLAS_THREADS):
+            return cls("", None, None, not_run=why)
         label, extra = blas_setting(env)
-        if not openblas_seen(env, task):
-            return cls(label, None, None, not_run=(
-                f"not rerun: no OpenBLAS library in the system, environment {env.name!r} or the task "
-                "folder, so the setting changes nothing"))
         variant = with_variables(env, extra)
 
         def timed(fn: Callable[[], T]) -> tuple[T, float]:
