@@ -97,11 +97,7 @@ class TrialRunner:
     def run(self, plan: TrialPlan) -> TrialRecord:
         """Run the trial, retrying infrastructure failures as the error policy says, then
         record it (artifacts first, then the store: the commit point)."""
-        return self.record(plan, self.decide(plan))
-
-    def record(self, plan: TrialPlan, record: TrialRecord) -> TrialRecord:
-        """Record a decided trial and release its workspace; the local backend calls it from
-        its one recording thread while the next trials run."""
+        record = self.decide(plan)
         ws = self.area.trial(record.trial_id)
         try:
             publish_trial(self.run_dir, self.store, record,
