@@ -317,7 +317,7 @@ def test_blas_gate_reruns_only_where_the_setting_can_change_a_run(reports: dict[
     machine has no OpenBLAS and two CPUs; the blas-dependent tasks ship a copy and were rerun."""
     gate = next(g for g in reports["control"]["gates"] if g["name"] == cf.BLAS_REPRODUCIBLE)
     env = envs.load("base")
-    same = not (blas_reach._system_openblas() or blas_reach._walk(str(env.venv), task_folder=False)) \
+    same = not (blas_reach._system_openblas() or blas_reach._venv_openblas(str(env.venv))) \
         and blas_reach.openmp_threads_fixed(env, cf.BLAS_THREADS) != ""
     assert gate["passed"] is True
     assert ("not rerun: no OpenBLAS" in gate["detail"]) is same, gate
@@ -334,6 +334,7 @@ def test_blas_library_found_in_the_system_the_environment_or_the_task(tmp_path, 
     (task / "solution" / "solve.sh").write_text("#!/bin/sh\n")
     env, folder = SimpleNamespace(venv=venv, name="e"), SimpleNamespace(path=task)
     monkeypatch.setattr(blas_reach, "_system_openblas", lambda: blas_reach._walk(str(system / "lib"), False))
+    monkeypatch.setattr(blas_reach, "_venv_openblas", lambda v: blas_reach._walk(v, False))  # uncached
     # The system's own folder named openblas-pthread is OpenBLAS; a reference BLAS is not.
     assert "openblas-pthread" in blas_reach.openblas_seen(env, folder)
     (system / "lib" / "openblas-pthread" / "libblas.so.3").unlink()

@@ -69,11 +69,16 @@ def _system_openblas() -> str:
     return ""
 
 
+@cache
+def _venv_openblas(venv: str) -> str:
+    """Cached for the process, as the system's: one walk per environment, not per task."""
+    return _walk(venv, task_folder=False)
+
+
 def openblas_seen(env: Environment, task: Task) -> str:
     """A file of OpenBLAS (or one that may bring it) that the task's sandboxes can load; ""
-    when there is none."""
-    return _system_openblas() or _walk(str(env.venv), task_folder=False) or _walk(
-        str(task.path), task_folder=True)
+    when there is none. The task's folder is walked each time."""
+    return _system_openblas() or _venv_openblas(str(env.venv)) or _walk(str(task.path), task_folder=True)
 
 
 def cpus() -> int:
