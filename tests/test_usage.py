@@ -155,6 +155,32 @@ def test_channel_spills_a_long_log_to_the_host_file_whole(tmp_path: Path, monkey
     assert result.source == result.log and parse(result.source).total == len(lines)
 
 
+def test_spilled_log_is_written_whole_through_short_writes(tmp_path: Path, monkeypatch) -> None:
+    """A write that takes part of the bytes is continued; one that takes none is an error."""
+    import io
+
+    from lastexam.usage import channel as channel_mod
+
+    class Short(io.BytesIO):
+        def __init__(self, most: int) -> None:
+            super().__init__()
+            self.most = most
+
+        def write(self, data) -> int:
+            return super().write(bytes(data[:self.most]))
+
+    monkeypatch.setattr(channel_mod, "MEMORY_BYTES", 10)
+    channel = channel_mod.ExecLogChannel(Path("/bin/true"), tmp_path / "exec", uid=None)
+    channel._keep(b"0123456789")  # in memory
+    channel._file = short = Short(3)  # as if opened: the held bytes, then the new ones
+    channel._memory = None
+    channel._keep(b"abcdefghij")
+    assert short.getvalue() == b"abcdefghij"
+    short.most = 0
+    with pytest.raises(OSError, match="took no more bytes"):
+        channel._keep(b"klm")
+
+
 def test_usage_mounts_cannot_be_hidden() -> None:
     from lastexam.sandbox.base import Mount
     from lastexam.usage.channel import ExecLogChannel, check_not_hidden

@@ -14,6 +14,7 @@ The usage mounts are the request's last: no mount of an agent or environment can
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
 import threading
@@ -73,6 +74,17 @@ class ChannelResult:
 def pythonpath_env(pythonpath: str) -> dict[str, str]:
     """A sandbox's environment without the exec log (no shim: usage unknown)."""
     return {"PYTHONPATH": pythonpath} if pythonpath else {}
+
+
+def write_all(f: BinaryIO, data: bytes) -> None:
+    """An unbuffered file's write() may take part of the bytes (a full disk, a signal): the
+    rest is written, or OSError raised; a log with a hole would read as another log."""
+    view = memoryview(data)
+    while view:
+        n = f.write(view)
+        if not n:
+            raise OSError(errno.ENOSPC, "the exec log's host file took no more bytes")
+        view = view[n:]
 
 
 class ExecLogChannel:
@@ -161,8 +173,8 @@ class ExecLogChannel:
         if self._file is None:
             self._file = open(self.log, "wb", buffering=0)  # noqa: SIM115 (closed by _drain)
             held, self._memory = self._memory or b"", None
-            self._file.write(held)
-        self._file.write(data)
+            write_all(self._file, held)
+        write_all(self._file, data)
 
     def _drain(self, fd: int) -> None:
         poller = select.poll()
