@@ -169,13 +169,13 @@ def test_spilled_log_is_written_whole_through_short_writes(tmp_path: Path, monke
         def write(self, data) -> int:
             return super().write(bytes(data[:self.most]))
 
+    short = Short(3)
     monkeypatch.setattr(channel_mod, "MEMORY_BYTES", 10)
+    monkeypatch.setattr(channel_mod, "open", lambda *a, **k: short, raising=False)  # the spill's file
     channel = channel_mod.ExecLogChannel(Path("/bin/true"), tmp_path / "exec", uid=None)
     channel._keep(b"0123456789")  # in memory
-    channel._file = short = Short(3)  # as if opened: the held bytes, then the new ones
-    channel._memory = None
-    channel._keep(b"abcdefghij")
-    assert short.getvalue() == b"abcdefghij"
+    channel._keep(b"abcdefghij")  # spilled: the held bytes, then the new ones
+    assert short.getvalue() == b"0123456789abcdefghij"
     short.most = 0
     with pytest.raises(OSError, match="took no more bytes"):
         channel._keep(b"klm")

@@ -8,6 +8,7 @@ gate code lives."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tomllib
 import uuid
@@ -358,6 +359,9 @@ def test_blas_library_found_in_the_system_the_environment_or_the_task(tmp_path, 
         (task / name).write_bytes(data)
         assert blas_reach.openblas_seen(env, folder) == str(task / name)
         (task / name).unlink()
+    # A FIFO is not opened (it would wait for a writer).
+    os.mkfifo(task / "solution" / "pipe")
+    assert blas_reach.openblas_seen(env, folder) == ""
     # A fixture's output is graded, never run under the setting.
     (task / "fixtures" / "negative" / "x" / "output").mkdir(parents=True)
     (task / "fixtures" / "negative" / "x" / "output" / "calls.vcf.gz").write_bytes(b"")

@@ -51,6 +51,9 @@ def _walk(root: str, task_folder: bool) -> str:
 
 
 def _is_elf(path: str) -> bool:
+    """Regular files only: opening a FIFO in a task folder would wait for a writer forever."""
+    if not os.path.isfile(path):
+        return False
     try:
         with open(path, "rb") as f:
             return f.read(4) == ELF
@@ -97,11 +100,10 @@ def openmp_threads_fixed(env: Environment, threads: str) -> str:
 
 
 def rerun_changes_nothing(env: Environment, task: Task, threads: str) -> str:
-    """Why the BLAS gate's rerun would repeat the default run ("": it may not)."""
-    if openblas_seen(env, task):
-        return ""
+    """Why the BLAS gate's rerun would repeat the default run ("": it may not). The thread
+    count first: where it differs, nothing is walked."""
     same = openmp_threads_fixed(env, threads)
-    if not same:
+    if not same or openblas_seen(env, task):
         return ""
     return (f"not rerun: no OpenBLAS library in the system, environment {env.name!r} or the task "
             f"folder, and {same}")
