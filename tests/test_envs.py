@@ -189,7 +189,8 @@ def test_committed_lock_matches_its_environment_file(env: manage.Environment) ->
 @pytest.mark.usefixtures("base_env_ready")
 def test_env_variables_reach_agent_and_grader(tmp_path: Path) -> None:
     """A copy of the project's base environment with an [env] table, and a task whose oracle
-    and grader both fail unless they see its variable."""
+    and grader both fail unless they see its variable, and OpenMP's thread count pinned by the
+    harness (the environment sets none: otherwise one thread per CPU of the machine)."""
     root = tmp_path / "project"
     (root / "environments").mkdir(parents=True)
     base = (ROOT / "environments" / "base.toml").read_text()
@@ -198,14 +199,16 @@ def test_env_variables_reach_agent_and_grader(tmp_path: Path) -> None:
     shutil.copytree(COLUMN_TOTAL, task)
     solve = task / "solution" / "solve.sh"
     solve.write_text(solve.read_text().replace("set -euo pipefail\n",
-                                               'set -euo pipefail\ntest "$OPENBLAS_NUM_THREADS" = 3\n'))
+                                               'set -euo pipefail\ntest "$OPENBLAS_NUM_THREADS" = 3\n'
+                                               'test "$OMP_NUM_THREADS" = 2\n'))
     grader = task / "grader.py"
     grader.write_text("import os\n" + grader.read_text().replace(
         "    return r\n",
-        '    r.check("blas", 1, equal(os.environ.get("OPENBLAS_NUM_THREADS"), "3"))\n    return r\n'))
+        '    r.check("blas", 1, equal(os.environ.get("OPENBLAS_NUM_THREADS"), "3"))\n'
+        '    r.check("openmp", 1, equal(os.environ.get("OMP_NUM_THREADS"), "2"))\n    return r\n'))
     result = run_json("run", task, "--agent", "oracle", "--out", tmp_path / "run", cwd=root)
     trial = result["trials"][0]
     assert trial["status"] == "completed" and trial["score"] == 1.0, trial
     record = json.loads((trial_dir(tmp_path / "run", trial) / "trial.json").read_text())
     fingerprint = record["repro"]["environment_fingerprint"]
-    assert fingerprint["variables"] == "OPENBLAS_NUM_THREADS=3" and "lock" in fingerprint
+    assert fingerprint["variables"] == "OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=3" and "lock" in fingerprint

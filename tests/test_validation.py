@@ -20,6 +20,7 @@ import pytest
 
 from conftest import COLUMN_TOTAL, ROOT, run_cli
 from lastexam.envs import manage as envs
+from lastexam.envs.spec import EnvironmentSpec
 from lastexam.validation import blas_reach
 from lastexam.validation import conformance as cf
 
@@ -259,7 +260,8 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
                                      'write_text(DATA + __import__("os").environ.get("OPENBLAS_CORETYPE", ""))')),
                                  "reproducible under other BLAS kernels",
                                  f", 2 threads: generate.py differs: {APPENDED_AT}"),
-    # The one other setting changes the thread count as well as the kernel.
+    # The one other setting changes the thread count as well as the kernel (in an environment
+    # that pins one thread, THREAD_ONE: the harness pins the rerun's count where none is set).
     "generator-thread-dependent": (_with_openblas(edit(
                                        "generate.py", "write_text(DATA)",
                                        'write_text(DATA + ("" if __import__("os").environ.get('
@@ -274,6 +276,7 @@ CASES: dict[str, tuple[Callable[[Path], None], str, str]] = {
     "made-fixture-lib": (_built_fixture_from_lib, "positive fixture built", "score 0.666667; failed: count"),
 }
 NOT_INSTALLED = "env-not-installed"  # in a tree of its own, whose environments/ declares it
+THREAD_ONE = ("generator-thread-dependent",)  # in a tree whose base environment pins one thread
 DUPLICATES = ("dup-canary-a", "dup-canary-b")
 
 
@@ -282,8 +285,13 @@ def reports(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("validation")
     tasks = root / "suite" / "tasks"
     make_task(tasks, "control")
+    pinned = root / "pinned-envs"
+    (pinned / "environments").mkdir(parents=True)
+    (pinned / "environments" / "base.toml").write_text(
+        (ROOT / "environments" / "base.toml").read_text()
+        + '\n[env]\nOPENBLAS_NUM_THREADS = "1"\nOMP_NUM_THREADS = "1"\n')
     for task_id, (breaks, _, _) in CASES.items():
-        breaks(make_task(tasks, task_id))
+        breaks(make_task(pinned / "tasks" if task_id in THREAD_ONE else tasks, task_id))
     shared = str(uuid.uuid5(uuid.NAMESPACE_URL, "lastexam-test/shared-canary"))
     for task_id in DUPLICATES:
         make_task(tasks, task_id, canary=shared)
@@ -296,7 +304,7 @@ def reports(tmp_path_factory) -> dict[str, dict]:
         "apt = []\npip = []\n")
     folder = make_task(own / "tasks", NOT_INSTALLED)
     _edit(folder / "task.toml", 'environment = "base"', 'environment = "never-installed"')
-    proc = run_cli("validate", tasks, folder, "--json", check=False, timeout=1800)
+    proc = run_cli("validate", tasks, pinned / "tasks", folder, "--json", check=False, timeout=1800)
     assert proc.returncode == 1, proc.stderr[-3000:]
     result = json.loads(proc.stdout)
     assert result["passed"] is False
@@ -368,16 +376,17 @@ def test_blas_library_found_in_the_system_the_environment_or_the_task(tmp_path, 
     assert blas_reach.openblas_seen(env, folder) == ""
 
 
-def test_openmp_threads_the_same_only_where_pinned_or_as_many_cpus(monkeypatch) -> None:
+def test_openmp_threads_the_same_only_where_the_pin_is_the_reruns(monkeypatch) -> None:
     def env(pins: dict[str, str]) -> SimpleNamespace:
-        return SimpleNamespace(spec=SimpleNamespace(env=pins), name="e")
+        spec = EnvironmentSpec(name="e", description="an environment", env=pins)
+        return SimpleNamespace(spec=spec, name="e")
 
-    monkeypatch.setattr(blas_reach, "cpus", lambda: 2)
-    assert blas_reach.openmp_threads_fixed(env({}), "2")
+    assert blas_reach.openmp_threads_fixed(env({}), "2")  # the harness's pin
     assert blas_reach.openmp_threads_fixed(env({"OMP_NUM_THREADS": "1"}), "2") == ""  # the rerun changes it
     assert blas_reach.openmp_threads_fixed(env({"OMP_NUM_THREADS": "2"}), "2")
-    monkeypatch.setattr(blas_reach, "cpus", lambda: 8)
-    assert blas_reach.openmp_threads_fixed(env({}), "2") == ""  # 8 threads by default, 2 in the rerun
+    # Not the machine's CPU count: that no longer reaches a sandbox.
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+    assert blas_reach.openmp_threads_fixed(env({}), "2")
 
 
 @pytest.mark.parametrize("task_id", list(CASES))

@@ -55,7 +55,7 @@ class Environment:
 
     def variables(self) -> dict[str, str]:
         """The environment variables of every sandbox that runs in this environment."""
-        return {**self.spec.env, "PATH": self.path_var()}
+        return {**self.spec.sandbox_env, "PATH": self.path_var()}
 
     def installed(self) -> dict[str, str]:
         """What the venv recorded when it was installed ({} if it was not)."""
@@ -187,6 +187,5 @@ def fingerprint(env: Environment) -> dict[str, str]:
     lock = env.installed().get("lock")
     out["lock"] = (f"{locking.lock_path(env).name} sha256:{lock}" if lock
                    else "none: installed from the environment file without hashes")
-    if env.spec.env:
-        out["variables"] = " ".join(f"{k}={v}" for k, v in sorted(env.spec.env.items()))
+    out["variables"] = " ".join(f"{k}={v}" for k, v in sorted(env.spec.sandbox_env.items()))
     return out

@@ -20,6 +20,9 @@ HARNESS_VARS = frozenset({"PATH", "HOME", "USER", "TMPDIR", "LANG", "PYTHONPATH"
 HARNESS_VAR_PREFIXES = ("LASTEXAM_", "LD_")
 # Every environment's venv gets these: the grading library's XLSX and PDF loaders use them.
 GRADING_PIP = ("openpyxl>=3.1,<4", "pypdf>=4,<6")
+# Where an environment sets no thread count of its own: OpenMP and OpenBLAS otherwise start one
+# thread per CPU, so a grader's, generator's or oracle's figures could depend on the machine.
+THREAD_PINS = {"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"}
 
 
 class EnvironmentSpec(BaseModel):
@@ -52,6 +55,11 @@ class EnvironmentSpec(BaseModel):
         if reserved:
             raise ValueError(f"set by the harness, not by an environment: {reserved}")
         return v
+
+    @property
+    def sandbox_env(self) -> dict[str, str]:
+        """The variables of every sandbox of the environment: `env` over the thread pins."""
+        return {**THREAD_PINS, **self.env}
 
     @property
     def pip_all(self) -> list[str]:

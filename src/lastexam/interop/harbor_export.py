@@ -93,7 +93,7 @@ def dockerfile(env: Environment, locked: bool) -> str:
         "COPY requirements.txt /opt/lastexam/requirements.txt",
         f"RUN python3 -m venv {VENV} && {VENV}/bin/pip install --no-cache-dir {pip}",
         f"ENV PATH={VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        *(f"ENV {k}={json.dumps(v)}" for k, v in sorted(env.spec.env.items())),
+        *(f"ENV {k}={json.dumps(v)}" for k, v in sorted(env.spec.sandbox_env.items())),
         "ENV LANG=C.UTF-8",
         "# What a lastexam agent finds: /task/instruction.md, /task/inputs/, an empty /task/output/",
         "COPY task/ /task/",

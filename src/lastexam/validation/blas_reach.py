@@ -1,10 +1,10 @@
-"""Whether the BLAS gate's other setting can change a task's runs on this machine.
+"""Whether the BLAS gate's other setting can change a task's runs.
 
 The setting is OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS and OMP_NUM_THREADS. The first two are
 read by OpenBLAS only. OMP_NUM_THREADS is read by every OpenMP runtime (libgomp is in the system
-for ngspice, R, CalculiX, ImageMagick...): where the environment does not pin it, a runtime runs
-one thread per CPU it may use, so the rerun's value changes nothing only on a machine with that
-many CPUs. A program that reads the variable itself is not seen (docs/task-format.md)."""
+for ngspice, R, CalculiX, ImageMagick...); every sandbox pins it (envs/spec.py), so the rerun's
+value changes nothing where the pin is that value. A program that reads the variable itself, or
+counts the CPUs itself, is not seen (docs/task-format.md)."""
 
 from __future__ import annotations
 
@@ -84,18 +84,12 @@ def openblas_seen(env: Environment, task: Task) -> str:
     return _system_openblas() or _venv_openblas(str(env.venv)) or _walk(str(task.path), task_folder=True)
 
 
-def cpus() -> int:
-    return len(os.sched_getaffinity(0))
-
-
 def openmp_threads_fixed(env: Environment, threads: str) -> str:
-    """Why an OpenMP runtime runs the same threads under OMP_NUM_THREADS=threads as in the
-    environment's own runs ("": it may not)."""
-    pinned = env.spec.env.get("OMP_NUM_THREADS")
-    if pinned is not None:
-        return f"the environment pins OMP_NUM_THREADS to {threads} too" if pinned == threads else ""
-    if str(cpus()) == threads:
-        return f"OpenMP runs one thread per CPU, {threads} on this machine, as the setting says"
+    """Why OpenMP runtimes run the same threads under OMP_NUM_THREADS=threads as in the
+    environment's own runs ("": they do not). Every sandbox pins the count (envs/spec.py), so
+    this does not depend on the machine."""
+    if env.spec.sandbox_env["OMP_NUM_THREADS"] == threads:
+        return f"OMP_NUM_THREADS is {threads} in the environment's sandboxes too"
     return ""
 
 
