@@ -216,15 +216,16 @@ def main() -> None:
         sched = economic_schedule(units, base.slack_p_mw + others)
         write_csv(inp / "generators.csv", GEN_COLS, unit_rows(units, sched))
     study = sm.load_study(inp)
-    results = sm.screen(study, sm.schedule(study))
+    results = sm.screen(study, sm.schedule(study), detail=True)
     assign_ratings(study, results, branches, rng)
     write_csv(inp / "branch_ratings.csv", rating_cols, branches)
 
     import scopf
 
+    # The ratings are all that changed: the schedule's screening holds, loaded against them.
     study = sm.load_study(inp)
     sched = sm.schedule(study)
-    results = sm.screen(study, sched, detail=True)
+    results = sm.rerate(study, results)
     rows = [{k: str(v) for k, v in sm.result_row(r).items()} for r in results]
     (ref / "screening.json").write_text(json.dumps({"rows": rows}, indent=1) + "\n")
     if args.search:
@@ -283,13 +284,9 @@ def equivalent_mva(study, results) -> tuple[dict[str, float], dict[str, float], 
     return base, post, worst
 
 
-def controllable(study, results, branch: str, case_id: str) -> bool:
+def controllable(sens, results, branch: str, case_id: str) -> bool:
     """Whether some unit moves the branch's post-contingency flow by at least 0.15 MW per MW: a
     branch left feeding a radial pocket after its contingency cannot be relieved by redispatch."""
-    import scopf
-
-    _, net = sm.solve_base(study, sm.schedule(study))
-    sens = scopf.Sensitivities(study, net)
     case = next(r for r in results if r.case_id == case_id)
     row = sens.matrix(case)[sens.row[branch], :]
     return float(np.max(np.abs(row))) >= 0.15
@@ -309,13 +306,17 @@ def assign_ratings(study, results, branches: list[dict], rng: random.Random) -> 
     candidates = sorted(k for k in post if post[k] >= 150 and post[k] >= 1.3 * base.get(k, 0.0)
                         and k not in RADIAL)
     rng.shuffle(candidates)
+    import scopf
+
+    _, net = sm.solve_base(study, sm.schedule(study))
+    sens = scopf.Sensitivities(study, net)
     stressed = []
     for k in candidates:
         b = next(x for x in branches if x["branch_id"] == k)
         menu = TRAFO_MENU if b["element"] == "trafo" else MENU[b["kv"]]
         emerg = EMERGENCY[b["element"]]
         fits = [m for m in menu if m >= base.get(k, 0.0) / 0.92 and m * emerg < post[k] / 1.04]
-        if fits and controllable(study, results, k, worst[k]):
+        if fits and controllable(sens, results, k, worst[k]):
             b["rate_a_mva"], b["rate_b_mva"] = float(fits[-1]), round(fits[-1] * emerg, 1)
             stressed.append(k)
         if len(stressed) == N_STRESSED:

@@ -18,6 +18,8 @@ import math
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 from lastexam.grading import (
     GradeContext,
     Outcome,
@@ -97,6 +99,12 @@ class Model:
                 kv = (float(net.trafo.at[k, "vn_hv_kv"]), float(net.trafo.at[k, "vn_lv_kv"]))
             self.rated_ka[row["branch_id"]] = tuple(float(row[r]) / (math.sqrt(3) * v)
                                                     for r in ("rate_a_mva", "rate_b_mva") for v in kv)
+        self.rated: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = {}  # ids, table rows, rated_ka
+        for kind, prefix in (("line", "L"), ("trafo", "T")):
+            ids = [b for b in self.rated_ka if b[0] == prefix]
+            pos = net[kind].index.get_indexer([int(b[1:]) for b in ids])
+            assert (pos >= 0).all()
+            self.rated[kind] = (ids, pos, np.array([self.rated_ka[b] for b in ids]).reshape(len(ids), 4))
         self.contingencies = [(row["contingency_id"], row["outaged_elements"].split(";"))
                               for row in _rows(inputs / "contingencies.csv")]
         self.net = net
@@ -107,22 +115,17 @@ class Model:
                     + float(u["cost_c2_eur_per_mw2h"]) * p * p)
         return sum(c(self.units[k], p) for k, p in dispatch.items()) + c(self.slack, slack_p)
 
-    def _loadings(self, net, rating: int) -> dict[str, float]:
-        """Current over rated current (%) of every in-service, energised branch."""
+    def _overloads(self, net, rating: int) -> dict[str, float]:
+        """Current over rated current (%) of every in-service, energised branch above 100 %."""
         out = {}
-        for bid, ka in self.rated_ka.items():
-            k = int(bid[1:])
-            if bid[0] == "L":
-                if not net.line.at[k, "in_service"]:
-                    continue
-                ends = (net.res_line.at[k, "i_from_ka"], net.res_line.at[k, "i_to_ka"])
-            else:
-                if not net.trafo.at[k, "in_service"]:
-                    continue
-                ends = (net.res_trafo.at[k, "i_hv_ka"], net.res_trafo.at[k, "i_lv_ka"])
-            vals = [i / r * 100.0 for i, r in zip(ends, ka[2 * rating:2 * rating + 2], strict=True) if i == i]
-            if vals:
-                out[bid] = max(vals)
+        for kind, ends in (("line", ("i_from_ka", "i_to_ka")), ("trafo", ("i_hv_ka", "i_lv_ka"))):
+            ids, pos, ka = self.rated[kind]
+            res = net[f"res_{kind}"]
+            # fmax: the larger end, or the one end that is not NaN (energised)
+            loading = np.fmax(*(res[end].to_numpy()[pos] / ka[:, 2 * rating + j] * 100.0
+                                for j, end in enumerate(ends)))
+            live = net[kind]["in_service"].to_numpy()[pos]
+            out.update((ids[n], float(loading[n])) for n in np.flatnonzero(live & (loading > 100.0)))
         return out
 
     def check(self, dispatch: dict[str, float]) -> tuple[float | None, list[str], list[str]]:
@@ -138,7 +141,7 @@ class Model:
             return None, ["the base-case power flow does not converge"], []
         eg = int(self.slack["element_index"])
         slack_p = float(net.res_ext_grid.at[eg, "p_mw"])
-        base = [f"{b} at {v:.2f} % of rate A" for b, v in sorted(self._loadings(net, 0).items()) if v > 100.0]
+        base = [f"{b} at {v:.2f} % of rate A" for b, v in sorted(self._overloads(net, 0).items())]
         base += [f"bus {i + 1} at {v:.4f} pu" for i, v in net.res_bus.vm_pu.items()
                  if v == v and not BASE_VM[0] <= v <= BASE_VM[1]]
         if not float(self.slack["p_min_mw"]) <= slack_p <= float(self.slack["p_max_mw"]):
@@ -172,8 +175,8 @@ class Model:
             except Exception:
                 insecure.append(f"{cid}: no convergence")
                 continue
-            else:  # read while the contingency is applied: _loadings skips what is out of service
-                over = {b: v for b, v in self._loadings(post, 1).items() if v > 100.0}
+            else:  # read while the contingency is applied: _overloads skips what is out of service
+                over = self._overloads(post, 1)
             finally:
                 for table, k, column, value in reversed(undo):
                     table.at[k, column] = value

@@ -212,7 +212,15 @@ def redispatch(study: sm.Study, start: dict[str, float], first: list[sm.CaseResu
         if secure and move <= MOVE:
             if full:
                 return dispatch, results
-            results = sm.screen(study, dispatch, detail=True)
+            # The watched contingencies were just solved at this dispatch: the others complete
+            # the full screening.
+            done = {r.case_id: r for r in results[1:]}
+            rest = sm.screen(study, dispatch, only=[c["id"] for c in study.contingencies if c["id"] not in done],
+                             detail=True)
+            if rest[0].converged:
+                solved = done | {r.case_id: r for r in rest[1:]}
+                rest = [rest[0], *(solved[c["id"]] for c in study.contingencies)]
+            results = rest
             if thermally_secure(results) and slack_ok(study, results[0].slack_p_mw):
                 return dispatch, results
             watched = None  # something outside the watch list: screen fully and go on

@@ -23,7 +23,8 @@ from __future__ import annotations
 import csv
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 
 warnings.filterwarnings("ignore")
@@ -63,8 +64,13 @@ def _read(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+@cache
+def _case118():
+    return pn.case118()
+
+
 def load_study(inputs: Path) -> Study:
-    net = pn.case118()
+    net = _copy(_case118())  # generate.py loads the study four times
     loads = _read(inputs / "study_loads.csv")
     for row in loads:
         i = int(row["load_index"])
@@ -130,22 +136,32 @@ def _rating_arrays(study: Study) -> dict:
     return study._arrays
 
 
-def branch_loadings(study: Study, net, rate_key: str) -> dict[str, float]:
+def branch_currents(study: Study, net) -> dict[str, np.ndarray]:
+    """Current (kA) of every rated branch as solved, and whether it is in service."""
+    arr = _rating_arrays(study)
+    line, tr = arr["line"], arr["trafo"]
+    return {"line": net.res_line["i_ka"].to_numpy()[line["idx"]],
+            "line_on": net.line["in_service"].to_numpy()[line["idx"]],
+            "trafo_hv": net.res_trafo["i_hv_ka"].to_numpy()[tr["idx"]],
+            "trafo_lv": net.res_trafo["i_lv_ka"].to_numpy()[tr["idx"]],
+            "trafo_on": net.trafo["in_service"].to_numpy()[tr["idx"]]}
+
+
+def branch_loadings(study: Study, currents: dict[str, np.ndarray], rate_key: str) -> dict[str, float]:
     """Loading in percent of the given rating for every in-service, energised branch."""
     arr = _rating_arrays(study)
     out = {}
     line = arr["line"]
-    ika = net.res_line["i_ka"].to_numpy()[line["idx"]]
-    ok = net.line["in_service"].to_numpy()[line["idx"]]
-    vals = ika / line[f"{rate_key}_0"] * 100.0
-    out.update({k: float(v) for k, v, live in zip(line["ids"], vals, ok, strict=True) if live and v == v})
+    vals = currents["line"] / line[f"{rate_key}_0"] * 100.0
+    out.update({k: float(v) for k, v, live in zip(line["ids"], vals, currents["line_on"], strict=True)
+                if live and v == v})
     tr = arr["trafo"]
-    ihv = net.res_trafo["i_hv_ka"].to_numpy()[tr["idx"]] / tr[f"{rate_key}_0"]
-    ilv = net.res_trafo["i_lv_ka"].to_numpy()[tr["idx"]] / tr[f"{rate_key}_1"]
-    ok = net.trafo["in_service"].to_numpy()[tr["idx"]]
+    ihv = currents["trafo_hv"] / tr[f"{rate_key}_0"]
+    ilv = currents["trafo_lv"] / tr[f"{rate_key}_1"]
     vals = np.maximum(ihv, ilv) * 100.0
     # NaN for branches left in a de-energised area
-    out.update({k: float(v) for k, v, live in zip(tr["ids"], vals, ok, strict=True) if live and v == v})
+    out.update({k: float(v) for k, v, live in zip(tr["ids"], vals, currents["trafo_on"], strict=True)
+                if live and v == v})
     return out
 
 
@@ -166,6 +182,8 @@ class CaseResult:
     slack_p_mw: float | None = None
     deenergised: list[int] = field(default_factory=list)  # pandapower bus indices
     flows: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # MW, MVA, pu at the from/HV end
+    rate_key: str = "rate_a_mva"  # the rating of the loadings
+    currents: dict[str, np.ndarray] = field(default_factory=dict)  # branch_currents
 
     @property
     def max_loading(self) -> tuple[str | None, float | None]:
@@ -189,12 +207,15 @@ class CaseResult:
 
 
 def _collect(study: Study, net, case_id: str, rate_key: str, limits, detail: bool = False) -> CaseResult:
-    vm = net.res_bus.vm_pu
-    energised = {int(b) + 1: float(v) for b, v in vm.items() if v == v}
-    dead = [int(b) for b, v in vm.items() if v != v]
-    lost = float(net.load.loc[net.load.bus.isin(dead) & net.load.in_service, "p_mw"].sum())
-    res = CaseResult(case_id, True, len(dead), lost, branch_loadings(study, net, rate_key), energised, limits,
-                     deenergised=dead)
+    buses = net.res_bus.index.to_numpy()
+    vm = net.res_bus["vm_pu"].to_numpy()
+    on = vm == vm
+    energised = dict(zip((buses[on] + 1).tolist(), vm[on].tolist(), strict=True))
+    dead = buses[~on].tolist()
+    lost = float(net.load.loc[net.load.bus.isin(dead) & net.load.in_service, "p_mw"].sum()) if dead else 0.0
+    currents = branch_currents(study, net)
+    res = CaseResult(case_id, True, len(dead), lost, branch_loadings(study, currents, rate_key), energised, limits,
+                     deenergised=dead, rate_key=rate_key, currents=currents)
     if detail:
         vm_all = net.res_bus["vm_pu"]
         arr = _rating_arrays(study)
@@ -309,6 +330,13 @@ def screen(study: Study, dispatch: dict[str, float], only: list[str] | None = No
         if only is None or cont["id"] in only:
             out.append(solve_contingency(study, cnet, cont, detail))
     return out
+
+
+def rerate(study: Study, results: list[CaseResult]) -> list[CaseResult]:
+    """The same solved cases with their loadings against the ratings of `study`: ratings do not
+    enter the power flow."""
+    return [replace(r, loadings=branch_loadings(study, r.currents, r.rate_key)) if r.converged else r
+            for r in results]
 
 
 def unit_cost(u: dict, p: float) -> float:
