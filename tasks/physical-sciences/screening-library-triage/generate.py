@@ -55,7 +55,8 @@ BASIC_N = Chem.MolFromSmarts("[NX3;H2,H1,H0;+0;!$(N-C=[O,S,N]);!$(N-S(=O)=O);!$(
 CARBOXYLIC = Chem.MolFromSmarts("[CX3](=O)[OX2H1]")
 
 
-def shipped_parents() -> list[Chem.Mol]:
+def shipped_parents() -> list[tuple[Chem.Mol, tuple[str, str, str]]]:
+    """The parent structures, each with its parent_identity."""
     root = Path(os.path.dirname(rdkit.__file__))
     seen, parents = set(), []
     for rel in SOURCES:
@@ -71,7 +72,7 @@ def shipped_parents() -> list[Chem.Mol]:
             if ident is None or ident[1] != ident[2] or ident[1] in seen:
                 continue
             seen.add(ident[1])
-            parents.append(mol)
+            parents.append((mol, ident))
     return parents
 
 
@@ -154,8 +155,8 @@ def parent_identity(mol: Chem.Mol) -> tuple[str, str, str] | None:
     return smiles, Chem.MolToInchiKey(parent), Chem.MolToInchiKey(Chem.MolFromSmiles(smiles))
 
 
-def drawn(mol: Chem.Mol, form: str, rng: random.Random) -> Chem.Mol:
-    """One supplier's drawing of a parent structure."""
+def drawn(mol: Chem.Mol, identity: tuple[str, str, str], form: str, rng: random.Random) -> Chem.Mol:
+    """One supplier's drawing of a parent structure whose parent_identity is `identity`."""
     variant = None
     if form == "salt":
         variant = salt_form(mol, rng)
@@ -163,7 +164,7 @@ def drawn(mol: Chem.Mol, form: str, rng: random.Random) -> Chem.Mol:
         variant = protonated(mol)
     elif form == "tautomer":
         variant = other_tautomer(mol, rng)
-    if variant is None or parent_identity(variant) != parent_identity(mol):
+    if variant is None or parent_identity(variant) != identity:
         variant = Chem.Mol(mol)
     variant = shuffled(variant, rng)
     rdDepictor.Compute2DCoords(variant)
@@ -189,12 +190,12 @@ def record_text(block: str, props: dict[str, str]) -> str:
     return "\n".join(lines) + "\n$$$$\n"
 
 
-def make_offers(parents: list[Chem.Mol], rng: random.Random) -> dict[str, list[str]]:
+def make_offers(parents: list[tuple[Chem.Mol, tuple[str, str, str]]], rng: random.Random) -> dict[str, list[str]]:
     records: dict[str, list[tuple[Chem.Mol | None, str, dict[str, str]]]] = {s: [] for s, _ in SUPPLIERS}
     order = list(range(len(parents)))
     rng.shuffle(order)
     for pos, idx in enumerate(order):
-        parent = parents[idx]
+        parent, identity = parents[idx]
         n_offers = rng.choices([1, 2, 3], weights=[70, 24, 6])[0]
         suppliers = rng.sample([s for s, _ in SUPPLIERS], n_offers)
         base_price = rng.uniform(40, 160)
@@ -211,7 +212,7 @@ def make_offers(parents: list[Chem.Mol], rng: random.Random) -> dict[str, list[s
             if pos % 157 == 11 and k == 0:
                 records[supplier].append((None, broken_block(parent), props))
             else:
-                records[supplier].append((drawn(parent, form, rng), "", props))
+                records[supplier].append((drawn(parent, identity, form, rng), "", props))
     files = {}
     for supplier, prefix in SUPPLIERS:
         items = records[supplier]
@@ -234,12 +235,18 @@ def make_offers(parents: list[Chem.Mol], rng: random.Random) -> dict[str, list[s
 # Reference: the protocol of instruction.md applied to the written files.
 
 
+SALT_REMOVER = SaltRemover()
+LARGEST_FRAGMENT = rdMolStandardize.LargestFragmentChooser()
+UNCHARGER = rdMolStandardize.Uncharger()
+TAUTOMERS = rdMolStandardize.TautomerEnumerator()
+
+
 def standardise(mol: Chem.Mol) -> Chem.Mol:
     mol = rdMolStandardize.Cleanup(mol)
-    mol = SaltRemover().StripMol(mol, dontRemoveEverything=True)
-    mol = rdMolStandardize.LargestFragmentChooser().choose(mol)
-    mol = rdMolStandardize.Uncharger().uncharge(mol)
-    return rdMolStandardize.TautomerEnumerator().Canonicalize(mol)
+    mol = SALT_REMOVER.StripMol(mol, dontRemoveEverything=True)
+    mol = LARGEST_FRAGMENT.choose(mol)
+    mol = UNCHARGER.uncharge(mol)
+    return TAUTOMERS.Canonicalize(mol)
 
 
 def reference(input_dir: Path) -> dict:
