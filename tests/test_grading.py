@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -338,3 +339,36 @@ def test_load_xml_plain_gzipped_and_hostile(tmp_path: Path) -> None:
     assert load_xml(tmp_path / "big.xml", limit=10).value is None
     (tmp_path / "big.xml").write_bytes(b"<a>" + b"y" * 100 + b"</a>")
     assert load_xml(tmp_path / "big.xml", limit=10).value is None
+
+
+def _workbook(path: Path, factor: int) -> Path:
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    wb.active["A1"], wb.active["A2"] = 2, f"=A1*{factor}"
+    wb.save(path)
+    return path
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
+def test_workbooks_recalculated_together_as_each_alone(tmp_path: Path) -> None:
+    """One LibreOffice run for several workbooks gives what recalculate_xlsx gives each: the
+    first laid out as alone; one LibreOffice cannot read fails as alone, the others unharmed."""
+    from lastexam.grading import Recalculated, recalculate_xlsx
+
+    src = tmp_path / "src"
+    src.mkdir()
+    files = {"main": _workbook(src / "a.xlsx", 3), "broken": src / "b.xlsx",
+             "scaled": _workbook(src / "c.xlsx", 5), "absent": src / "none.xlsx"}
+    files["broken"].write_bytes(b"PK\x03\x04 not a workbook")
+    batch = Recalculated(files, tmp_path / "scratch")
+    main, scaled = batch.get("main"), batch.get("scaled")
+    assert main.value == tmp_path / "scratch" / "out-main" / "model.xlsx"
+    assert [load_xlsx(x.value, data_only=True).value.active["A2"].value for x in (main, scaled)] == [6, 10]
+    alone = {tag: recalculate_xlsx(path, tmp_path / "alone", tag) for tag, path in files.items()}
+    for tag in files:
+        got = batch.get(tag)
+        assert (got.value is None, got.outcome.passed) == (alone[tag].value is None, alone[tag].outcome.passed), tag
+    assert batch.get("absent").outcome.message == "none.xlsx is missing"
+    with pytest.raises(ValueError, match="tags"):
+        Recalculated({"../x": files["main"]}, tmp_path / "scratch")

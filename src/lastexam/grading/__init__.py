@@ -24,8 +24,7 @@ _MODULE_OF = {
         ["column", "inputs_untampered", "load_csv", "load_json", "load_xlsx", "load_xml", "read_text"],
         "files",
     ),
-    "is_error_value": "office",
-    "recalculate_xlsx": "office",
+    **dict.fromkeys(["Recalculated", "is_error_value", "recalculate_xlsx"], "office"),
     **dict.fromkeys(["Check", "Outcome", "Rubric", "full_pass_of", "score_of"], "rubric"),
     **dict.fromkeys(
         ["MISSING", "as_number", "equal", "get", "is_empty", "near", "same_set", "within"], "values"
@@ -56,7 +55,7 @@ if TYPE_CHECKING:
         load_xml,
         read_text,
     )
-    from lastexam.grading.office import is_error_value, recalculate_xlsx
+    from lastexam.grading.office import Recalculated, is_error_value, recalculate_xlsx
     from lastexam.grading.rubric import Check, Outcome, Rubric, full_pass_of, score_of
     from lastexam.grading.tables import Keyed, match_rows, rows_by
     from lastexam.grading.values import (
@@ -76,6 +75,7 @@ __all__ = [
     "GradeContext",
     "Keyed",
     "Outcome",
+    "Recalculated",
     "Rubric",
     "all_of",
     "as_number",

@@ -17,12 +17,14 @@ numbers USD 0.05 (the same rounding, on fewer terms).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from openpyxl.formula.tokenizer import Token, Tokenizer
 
 from lastexam.grading import (
     GradeContext,
     Outcome,
+    Recalculated,
     Rubric,
     all_of,
     as_number,
@@ -32,7 +34,6 @@ from lastexam.grading import (
     load_xlsx,
     match_rows,
     near,
-    recalculate_xlsx,
 )
 
 WORKBOOK = "fixed_assets_fy2025.xlsx"
@@ -107,8 +108,17 @@ def grade(ctx: GradeContext) -> Rubric:
     formulas_wb, readable = load_xlsx(src, data_only=False)
     r.gate(f"{WORKBOOK} is a readable XLSX workbook", readable)
     recalc_path, recalc_ok = (None, Outcome(False, "no workbook"))
+    # The edited copies do not depend on the recalculated original: all four go to one LibreOffice run.
+    edited: dict[str, Path | Outcome] = {}
+    batch: Recalculated | None = None
     if formulas_wb is not None:
-        recalc_path, recalc_ok = recalculate_xlsx(src, ctx.scratch, "main")
+        edited = {"scaled": edited_copy(ctx, scale_edit(own_row_factors(ref)), "scaled"),
+                  "salvage": edited_copy(ctx, scale_edit(ref["salvage_edit"]["factors"]), "salvage")}
+        if "Register" in formulas_wb.sheetnames:
+            edited["probe"] = edited_copy(ctx, probe_edit(ref), "probe")
+        batch = Recalculated({"main": src, **{t: p for t, p in edited.items() if isinstance(p, Path)}},
+                             ctx.scratch)
+        recalc_path, recalc_ok = batch.get("main")
     r.gate("LibreOffice recalculates the workbook", recalc_ok)
     values_wb = load_xlsx(recalc_path, data_only=True).value if recalc_path else None
 
@@ -126,7 +136,8 @@ def grade(ctx: GradeContext) -> Rubric:
     roll_at = {k: v for k, v in roll_at.items() if k in roll}
 
     pasted = pasted_cells(sched_f, reg_f, rows, rows_at)
-    live = ([own_row_dependency(ctx, ref, rows, pasted), salvage_dependency(ctx, ref, rows, pasted)]
+    live = ([own_row_dependency(ref, rows, pasted, read_recalculated(batch, "scaled", edited["scaled"])),
+             salvage_dependency(ref, rows, pasted, read_recalculated(batch, "salvage", edited["salvage"]))]
             if recalc_ok.passed and rows else [(0.0, Outcome(False, "no Schedule rows to probe"))] * 2)
     follows, short = live[0][1], [(sh, o) for (sh, o), floor in zip(live, LIVE_SHARE_GATES, strict=True) if sh < floor]
     share, worst = short[0] if short else live[0]
@@ -236,7 +247,8 @@ def grade(ctx: GradeContext) -> Rubric:
 
     r.check("every asset's values follow its own Register row (cost, salvage and proceeds scaled)", 2, follows)
     r.check("live model: after raising two costs in Register, the recalculated values are right", 2,
-            probe(ctx, ref, formulas_wb is not None and reg_f is not None))
+            probe(ref, read_recalculated(batch, "probe", edited["probe"])
+                  if formulas_wb is not None and reg_f is not None else None))
 
     summary, parsed = load_json(ctx.out("summary.json"))
     s_ref = ref["summary"]
@@ -250,9 +262,9 @@ def grade(ctx: GradeContext) -> Rubric:
     return r
 
 
-def recalculated_after(ctx: GradeContext, edit, tag: str) -> tuple[dict, dict] | Outcome:
-    """Edit the agent's Register (openpyxl keeps every formula), recalculate, read Schedule and
-    RollForward. edit(sheet, header map) returns None or the Outcome of a failed edit."""
+def edited_copy(ctx: GradeContext, edit, tag: str) -> Path | Outcome:
+    """The agent's workbook with its Register edited (openpyxl keeps every formula), saved in
+    scratch. edit(sheet, header map) returns None or the Outcome of a failed edit."""
     wb, ok = load_xlsx(ctx.out(WORKBOOK), data_only=False)
     if wb is None or "Register" not in wb.sheetnames:
         return Outcome(False, ok.message if wb is None else "no Register sheet")
@@ -267,7 +279,15 @@ def recalculated_after(ctx: GradeContext, edit, tag: str) -> tuple[dict, dict] |
         wb.save(edited)
     except Exception as e:  # openpyxl can fail to re-save exotic content
         return Outcome(False, f"could not write the edited workbook: {type(e).__name__}: {e}")
-    path, ok = recalculate_xlsx(edited, ctx.scratch, tag)
+    return edited
+
+
+def read_recalculated(batch: Recalculated | None, tag: str, edited: Path | Outcome) -> tuple[dict, dict] | Outcome:
+    """Schedule and RollForward of an edited copy, recalculated."""
+    if isinstance(edited, Outcome):
+        return edited
+    assert batch is not None  # an edited copy is made only where the batch is
+    path, ok = batch.get(tag)
     if path is None:
         return ok
     vwb = load_xlsx(path, data_only=True).value
@@ -311,45 +331,48 @@ def pasted_cells(sched_f, reg_f, rows: dict[str, dict], rows_at: dict[str, tuple
     return found
 
 
-def own_row_dependency(ctx: GradeContext, ref: dict, base: dict[str, dict],
-                       pasted: dict[str, list[float]]) -> tuple[float, Outcome]:
+def own_row_factors(ref: dict) -> dict[str, dict[str, float]]:
+    return {aid: dict.fromkeys(SCALE_COLUMNS, SCALE_BASE + SCALE_STEP * i) for i, aid in enumerate(sorted(ref["assets"]))}
+
+
+def own_row_dependency(ref: dict, base: dict[str, dict], pasted: dict[str, list[float]],
+                       got: tuple[dict, dict] | Outcome) -> tuple[float, Outcome]:
     """Scale cost, salvage and proceeds of each asset by its own factor and recalculate. Every
     method the policy admits (and every usual mistake in it) is homogeneous of degree 1 in these
     three amounts, so each asset's values must scale by exactly its own factor: pasted numbers,
     numbers disguised as formulas (`=1234.5+0*Register!E2`) and cells computed from another
     asset's row do not (a factor of its own for each asset: a cell reading another row scales wrong)."""
-    factors = {aid: SCALE_BASE + SCALE_STEP * i for i, aid in enumerate(sorted(ref["assets"]))}
+    factors = own_row_factors(ref)
 
     def judge(aid: str, f: str, v0: float, v1: float) -> bool | str | None:
-        k = factors[aid]  # a zero that stays zero is no evidence either way
+        k = factors[aid][SCALE_COLUMNS[0]]  # a zero that stays zero is no evidence either way
         return None if v0 == v1 == 0 else (abs(v1 - k * v0) <= SCALE_TOL * (1 + k)
                                            or f"{v0:.2f} x {k:.4f} = {k * v0:.2f} expected, {v1:.2f} seen")
 
-    return dependency(ctx, base, pasted, {a: dict.fromkeys(SCALE_COLUMNS, k) for a, k in factors.items()}, judge,
+    return dependency(base, pasted, factors, got, judge,
                       "follow their own Register row", "each asset's values x its own factor")
 
 
-def salvage_dependency(ctx: GradeContext, ref: dict, base: dict[str, dict],
-                       pasted: dict[str, list[float]]) -> tuple[float, Outcome]:
+def salvage_dependency(ref: dict, base: dict[str, dict], pasted: dict[str, list[float]],
+                       got: tuple[dict, dict] | Outcome) -> tuple[float, Outcome]:
     """Salvage and proceeds times factors of each asset's own, cost kept (factors and the policy's values
     in the reference): a value must move where the policy's moves, by about as much, and stay where it
     stays. A pasted value times a ratio of cost (or cost - salvage) follows the scaling, not this."""
     edit, policy = ref["salvage_edit"], ref["assets"]
 
     def judge(aid: str, f: str, v0: float, v1: float) -> bool | str | None:
-        want, got = edit["values"][aid][f] - policy[aid][f], v1 - v0
-        if abs(want) <= SCALE_TOL and abs(got) <= SCALE_TOL:  # staying where it should is no evidence
+        want, moved = edit["values"][aid][f] - policy[aid][f], v1 - v0
+        if abs(want) <= SCALE_TOL and abs(moved) <= SCALE_TOL:  # staying where it should is no evidence
             return None
-        return abs(got - want) <= max(SCALE_TOL, MOVE_REL * abs(want)) or f"moved {got:+.2f}, the policy's {want:+.2f}"
+        return (abs(moved - want) <= max(SCALE_TOL, MOVE_REL * abs(want))
+                or f"moved {moved:+.2f}, the policy's {want:+.2f}")
 
-    return dependency(ctx, base, pasted, edit["factors"], judge, "move as the policy's",
+    return dependency(base, pasted, edit["factors"], got, judge, "move as the policy's",
                       "values moving where and about as much as the policy's")
 
 
-def dependency(ctx: GradeContext, base: dict[str, dict], pasted: dict[str, list[float]],
-               factors: dict[str, dict[str, float]], judge, verb: str, wanted: str) -> tuple[float, Outcome]:
-    """Each asset's SCALE_COLUMNS amounts times factors[asset][column], recalculated; judge(asset, field,
-    before, after) says True (follows), None (no evidence) or why not. Returns the share that follow."""
+def scale_edit(factors: dict[str, dict[str, float]]):
+    """The edit for edited_copy: each asset's SCALE_COLUMNS amounts times factors[asset][column]."""
     def edit(reg, cols):
         for aid, row in register_rows(reg, cols):
             for col in SCALE_COLUMNS:
@@ -358,7 +381,14 @@ def dependency(ctx: GradeContext, base: dict[str, dict], pasted: dict[str, list[
                 if v is not None and aid in factors:
                     cell.value = v * factors[aid][col]
         return None
-    if isinstance(got := recalculated_after(ctx, edit, "edited"), Outcome):
+    return edit
+
+
+def dependency(base: dict[str, dict], pasted: dict[str, list[float]], factors: dict[str, dict[str, float]],
+               got: tuple[dict, dict] | Outcome, judge, verb: str, wanted: str) -> tuple[float, Outcome]:
+    """got: the workbook recalculated after scale_edit(factors); judge(asset, field, before, after) says
+    True (follows), None (no evidence) or why not. Returns the share that follow."""
+    if isinstance(got, Outcome):
         return 0.0, got
     followed, stuck = 0, []
     for aid in sorted(factors):
@@ -373,10 +403,8 @@ def dependency(ctx: GradeContext, base: dict[str, dict], pasted: dict[str, list[
                           expected=wanted, seen=stuck[:8] or None)
 
 
-def probe(ctx: GradeContext, ref: dict, possible: bool) -> Outcome:
-    """Raise two costs in Register, recalculate, compare with the policy's values."""
-    if not possible:
-        return Outcome(False, "no workbook with a Register sheet")
+def probe_edit(ref: dict):
+    """The edit for edited_copy: two costs raised in Register."""
     new_cost = ref["probe"]["new_cost"]
 
     def edit(reg, cols):
@@ -386,8 +414,15 @@ def probe(ctx: GradeContext, ref: dict, possible: bool) -> Outcome:
                 reg.cell(row=row[0].row, column=cols["cost"] + 1, value=new_cost[aid])
                 done.add(aid)
         return None if done == set(new_cost) else Outcome(False, f"Register rows not found for {sorted(set(new_cost) - done)}")
+    return edit
 
-    if isinstance(got := recalculated_after(ctx, edit, "probe"), Outcome):
+
+def probe(ref: dict, got: tuple[dict, dict] | Outcome | None) -> Outcome:
+    """got: the workbook recalculated after probe_edit (None: no workbook with a Register sheet);
+    compared with the policy's values."""
+    if got is None:
+        return Outcome(False, "no workbook with a Register sheet")
+    if isinstance(got, Outcome):
         return got
     rows, roll = got
     p = ref["probe"]

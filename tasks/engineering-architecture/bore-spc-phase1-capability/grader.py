@@ -17,9 +17,12 @@ air gauge).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lastexam.grading import (
     GradeContext,
     Outcome,
+    Recalculated,
     Rubric,
     all_of,
     as_number,
@@ -87,17 +90,21 @@ def values(wb) -> dict[str, float | None]:
     return got
 
 
-def probe(ctx: GradeContext, base: dict[str, float | None], vals) -> Outcome:
-    """Map every Data measurement (a formula's recalculated value in vals), recalculate, and
-    compare with what the map implies."""
+def probe_copy(ctx: GradeContext, vals) -> tuple[Path | Outcome, int] | None:
+    """The workbook with every Data measurement mapped (a formula's recalculated value in vals),
+    saved in scratch, and how many were mapped. None when vals is None and a measurement is not
+    a number: it needs the recalculated workbook."""
     wb, ok = load_xlsx(ctx.out(WORKBOOK), data_only=False)
     ws = sheet(wb, "Data")
     if ws is None:
-        return Outcome(False, ok.message if wb is None else "no Data sheet")
+        return Outcome(False, ok.message if wb is None else "no Data sheet"), 0
     head = next(ws.iter_rows(min_row=1, max_row=1, values_only=True), ())
     cols = [i for i, v in enumerate(head) if isinstance(v, str) and v.strip() in X_COLS]
     if len(cols) != len(X_COLS):
-        return Outcome(False, "Data lacks the x1..x5 columns")
+        return Outcome(False, "Data lacks the x1..x5 columns"), 0
+    if vals is None and any(as_number(row[i].value, text=False) is None
+                            for row in ws.iter_rows(min_row=2) for i in cols if i < len(row)):
+        return None
     mapped = 0
     for row in ws.iter_rows(min_row=2):
         for i in cols:
@@ -112,8 +119,18 @@ def probe(ctx: GradeContext, base: dict[str, float | None], vals) -> Outcome:
     try:
         wb.save(edited)
     except Exception as e:  # openpyxl can fail to re-save exotic content
-        return Outcome(False, f"could not write the edited workbook: {type(e).__name__}: {e}")
-    path, ok = recalculate_xlsx(edited, ctx.scratch, "probe")
+        return Outcome(False, f"could not write the edited workbook: {type(e).__name__}: {e}"), mapped
+    return edited, mapped
+
+
+def probe(ctx: GradeContext, base: dict[str, float | None], copy: tuple[Path | Outcome, int],
+          batch: Recalculated | None) -> Outcome:
+    """Recalculate probe_copy's workbook (in batch when it was made before the recalculation) and
+    compare with what the map implies."""
+    edited, mapped = copy
+    if isinstance(edited, Outcome):
+        return edited
+    path, ok = batch.get("probe") if batch is not None else recalculate_xlsx(edited, ctx.scratch, "probe")
     if path is None:
         return ok
     after = values(load_xlsx(path, data_only=True).value)
@@ -145,15 +162,22 @@ def grade(ctx: GradeContext) -> Rubric:
     formulas_wb, readable = load_xlsx(src, data_only=False)
     r.gate(f"{WORKBOOK} is a readable XLSX workbook", readable)
     recalc_path, recalc_ok = (None, Outcome(False, "no workbook"))
+    # With numbers only in x1..x5 the edited copy needs no recalculated value: one LibreOffice run for both.
+    early: tuple[Path | Outcome, int] | None = None
+    batch: Recalculated | None = None
     if formulas_wb is not None:
-        recalc_path, recalc_ok = recalculate_xlsx(src, ctx.scratch, "main")
+        early = probe_copy(ctx, None)
+        with_probe = {"probe": early[0]} if early is not None and isinstance(early[0], Path) else {}
+        batch = Recalculated({"main": src, **with_probe}, ctx.scratch)
+        recalc_path, recalc_ok = batch.get("main")
     r.gate("LibreOffice recalculates the workbook", recalc_ok)
     wb = load_xlsx(recalc_path, data_only=True).value if recalc_path else None
     got = values(wb)
     lim, cap = ref["limits"], ref["capability"]
 
     r.gate("the study is live: limits follow an edit of the Data measurements, sigmas double",
-           probe(ctx, got, wb) if wb is not None else Outcome(False, "no recalculated workbook"))
+           probe(ctx, got, early or probe_copy(ctx, wb), batch if early else None) if wb is not None
+           else Outcome(False, "no recalculated workbook"))
     # Crux: the Phase-I centre line, coarse (1 µm): cleaning skipped or an inch subgroup kept is far off.
     r.gate("Phase-I X̄ centre line within 1 µm of the reference", near(got["xbar_CL"], lim["xbar_CL"], abs=CL_GATE))
 
