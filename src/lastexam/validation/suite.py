@@ -73,11 +73,14 @@ def plan_validation(
 
 
 def expected_seconds(plan: ValidationPlan, manifest: Manifest) -> dict[Path, float]:
-    """Each folder's seconds in its current manifest entry, for the gates it will run now (the
-    static gates alone take no time to speak of)."""
+    """Each folder's seconds in its manifest entry, for the gates it will run now (the static
+    gates alone take no time to speak of). An entry recorded under another key (the task, its
+    environment or the grading library changed since, which makes every key stale) still tells
+    roughly how long the task takes; a folder without any entry has no figure."""
     by_key = {entry.key: entry for entry in manifest.tasks.values()}
-    return {folder: sum(by_key[key].seconds.values()) if plan.selections[folder].sandboxed else 0.0
-            for folder, key in plan.keys.items() if key in by_key}
+    found = {folder: by_key.get(key) or manifest.tasks.get(folder.name) for folder, key in plan.keys.items()}
+    return {folder: sum(entry.seconds.values()) if plan.selections[folder].sandboxed else 0.0
+            for folder, entry in found.items() if entry is not None}
 
 
 def record_reports(
