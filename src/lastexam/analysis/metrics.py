@@ -8,14 +8,16 @@ resampling uses a fixed seed so that the same results always print the same inte
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from lastexam.store.rows import TrialRow
+
+if TYPE_CHECKING:
+    import numpy as np
 
 BOOTSTRAP_REPS = 1000
 SEED = 20261129
@@ -32,21 +34,25 @@ class Estimate:
         return {"value": self.value, "low": self.low, "high": self.high}
 
 
-def _bootstrap(series: tuple[np.ndarray, ...], counts: np.ndarray, reps: int) -> tuple[Estimate, ...]:
+def _bootstrap(series: tuple[list[float], ...], counts: list[float], reps: int) -> tuple[Estimate, ...]:
     """Per series of per-task sums: the ratio to the attempts and its percentile CI, all
     series resampled with the same draws of tasks."""
-    points = [float(sums.sum() / counts.sum()) for sums in series]
-    if len(counts) < 2:
-        return tuple(Estimate(p, None, None) for p in points)
+    if len(counts) < 2:  # no spread between tasks; NumPy (0.1 s to import) is not needed
+        return tuple(Estimate(sums[0] / counts[0], None, None) for sums in series)
+    import numpy as np
+
+    counts_a = np.array(counts)
+    arrays = [np.array(sums) for sums in series]
+    points = [float(sums.sum() / counts_a.sum()) for sums in arrays]
     rng = np.random.default_rng(SEED)
     idx = rng.integers(0, len(counts), size=(reps, len(counts)))
-    means = np.stack([sums[idx].sum(axis=1) for sums in series]) / counts[idx].sum(axis=1)
+    means = np.stack([sums[idx].sum(axis=1) for sums in arrays]) / counts_a[idx].sum(axis=1)
     alpha = (1 - CONFIDENCE) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha], axis=1)
     return tuple(Estimate(p, float(lo), float(hi)) for p, lo, hi in zip(points, low, high, strict=True))
 
 
-def _per_task(rows: Sequence[TrialRow]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _per_task(rows: Sequence[TrialRow]) -> tuple[list[float], list[float], list[float]]:
     """Per task: attempts, full passes and score sums. The task is the unit of resampling
     (attempts of a task stay together); ungraded trials score 0."""
     acc: dict[str, list[float]] = {}
@@ -57,8 +63,8 @@ def _per_task(rows: Sequence[TrialRow]) -> tuple[np.ndarray, np.ndarray, np.ndar
         a[0] += 1
         a[1] += r.full_pass
         a[2] += r.score or 0.0
-    arr = np.array(list(acc.values()), dtype=float).reshape(-1, 3)
-    return arr[:, 0], arr[:, 1], arr[:, 2]
+    values = list(acc.values())
+    return [float(a[0]) for a in values], [float(a[1]) for a in values], [float(a[2]) for a in values]
 
 
 def fpr(rows: Sequence[TrialRow]) -> Estimate:
@@ -97,6 +103,11 @@ def headline(rows: Sequence[TrialRow]) -> dict[str, Any]:
     }
 
 
+def _mean(values: Sequence[float]) -> float:
+    """The mean of a sum rounded once (math.fsum): the same on every machine, in any order."""
+    return math.fsum(values) / len(values)
+
+
 def _comb(n: int, k: int) -> int:
     return math.comb(n, k) if 0 <= k <= n else 0
 
@@ -116,14 +127,14 @@ def pass_at_k(rows: Sequence[TrialRow] | list[tuple[int, int]], k: int) -> float
     least k attempts. Takes rows or their task_counts."""
     counts = rows if rows and isinstance(rows[0], tuple) else task_counts(rows)  # type: ignore[arg-type]
     values = [1.0 - _comb(n - c, k) / _comb(n, k) for n, c in counts if n >= k]
-    return float(np.mean(values)) if values else None
+    return _mean(values) if values else None
 
 
 def pass_hat_k(rows: Sequence[TrialRow] | list[tuple[int, int]], k: int) -> float | None:
     """pass^k: all of k attempts fully pass (reliability), averaged over tasks."""
     counts = rows if rows and isinstance(rows[0], tuple) else task_counts(rows)  # type: ignore[arg-type]
     values = [_comb(c, k) / _comb(n, k) for n, c in counts if n >= k]
-    return float(np.mean(values)) if values else None
+    return _mean(values) if values else None
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -138,6 +149,8 @@ def mcnemar_exact(b: int, c: int) -> float:
 def paired_comparison(a: Sequence[TrialRow], b: Sequence[TrialRow], reps: int = BOOTSTRAP_REPS) -> dict[str, Any]:
     """A minus B on the tasks both ran: FPR and MS differences with paired bootstrap CIs over
     tasks, and McNemar on full passes paired by (task, attempt)."""
+    import numpy as np
+
     a_tasks, b_tasks = group_by(a, lambda r: r.task_id), group_by(b, lambda r: r.task_id)
     shared = sorted(set(a_tasks) & set(b_tasks))
     if not shared:
@@ -184,7 +197,7 @@ def costs(rows: Sequence[TrialRow]) -> dict[str, Any]:
         "tokens": tokens,
         "model_calls": int(sum(r.model_calls for r in rows)),
         "wall_s_total": round(sum(durations), 3),
-        "wall_s_per_trial": round(float(np.median(durations)), 3) if durations else None,
+        "wall_s_per_trial": round(statistics.median(durations), 3) if durations else None,
     }
 
 
@@ -203,7 +216,7 @@ def software_usage(rows: Sequence[TrialRow]) -> dict[str, Any]:
             "used_share": round(len(used) / len(known), 4) if known else None,
             "fpr_used": round(sum(r.full_pass for r in used) / len(used), 4) if used else None,
             "fpr_not_used": round(sum(r.full_pass for r in unused) / len(unused), 4) if unused else None,
-            "script_share": round(float(np.mean(shares)), 4) if shares else None,
+            "script_share": round(_mean(shares), 4) if shares else None,
         }
     return out
 
@@ -277,10 +290,12 @@ def visibility_gap(public: Sequence[TrialRow], private: Sequence[TrialRow],
     if not public or not private:
         return gap | {"fpr_gap": Estimate(None, None, None).as_dict(),
                       "ms_gap": Estimate(None, None, None).as_dict()}
+    import numpy as np
+
     rng = np.random.default_rng(SEED)
     draws = []
     for rows in (public, private):
-        counts, passes, scores = _per_task(rows)
+        counts, passes, scores = (np.array(a) for a in _per_task(rows))
         idx = rng.integers(0, len(counts), size=(reps, len(counts)))
         n = counts[idx].sum(axis=1)
         draws.append((passes[idx].sum(axis=1) / n, scores[idx].sum(axis=1) / n))

@@ -75,7 +75,6 @@ def run(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
 ) -> None:
     """Run an agent on tasks: each trial in a fresh sandbox, graded in another."""
-    _prefetch("numpy")  # the results' metrics need it: imported while the trials run
     from lastexam.cli.common import parse_kv
     from lastexam.cli.common import task_paths as resolve_paths
     from lastexam.cli.output import err, print_json
@@ -113,6 +112,8 @@ def run(
     where = {k: v for k, v in (("backend", backend), ("ray_address", ray_address)) if v is not None}
     if where:
         config = config.model_copy(update=where)
+    if len(config.task_paths) != 1:
+        _prefetch("numpy")  # the results' confidence intervals need it: imported while trials run
     progress = _progress_bar(err, enabled=err.is_terminal or not json_out)
     with progress:
         bar = progress.add_task("trials", total=None)
@@ -126,7 +127,6 @@ def run(
         outcome = execute(config, out, resume=resume, on_progress=on_progress,
                           identity=opened_identity(identity))
     from lastexam.analysis.view import metrics_view
-    from lastexam.cli.tables import groups_table, leaderboard_table, statuses_line
     from lastexam.store.rows import rows_of
 
     view = metrics_view(rows_of([outcome.run_dir]))  # what `lastexam show` prints
@@ -140,6 +140,8 @@ def run(
             }
         )
         return
+    from lastexam.cli.tables import groups_table, leaderboard_table, statuses_line
+
     console.print(leaderboard_table(view, f"run {outcome.run_id}"))
     console.print(groups_table(view, "by_tier", "tier"))
     console.print(groups_table(view, "by_cluster", "cluster"))
