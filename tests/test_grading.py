@@ -372,3 +372,44 @@ def test_workbooks_recalculated_together_as_each_alone(tmp_path: Path) -> None:
     assert batch.get("absent").outcome.message == "none.xlsx is missing"
     with pytest.raises(ValueError, match="tags"):
         Recalculated({"../x": files["main"]}, tmp_path / "scratch")
+
+
+# Stands in for a LibreOffice run over several workbooks that hangs: it writes the first
+# `written` outputs, then sleeps. argv: outdir, written, copies...
+_HANGING_BATCH = """
+import shutil, sys, time
+outdir, written, copies = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+for copy in copies[:written]:
+    shutil.copy(copy, outdir)
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
+@pytest.mark.parametrize("written", [0, 1])
+def test_a_hung_batch_blames_only_the_workbook_it_hung_on(tmp_path: Path, monkeypatch, written: int) -> None:
+    """Nothing written: the first workbook hung LibreOffice and fails as alone, with no second
+    wait. One written: that one (maybe cut short) and the next are both suspects and each is
+    recalculated alone; the one written is not blamed."""
+    import sys
+
+    from lastexam.grading import Recalculated, office
+
+    real = office._command
+
+    def command(profile: Path, outdir: Path, copies: list[Path]) -> list[str]:
+        if len(copies) == 1:
+            return real(profile, outdir, copies)
+        return [sys.executable, "-c", _HANGING_BATCH, str(outdir), str(written), *map(str, copies)]
+
+    monkeypatch.setattr(office, "_command", command)
+    src = tmp_path / "src"
+    src.mkdir()
+    files = {"main": _workbook(src / "a.xlsx", 3), "scaled": _workbook(src / "c.xlsx", 5)}
+    batch = Recalculated(files, tmp_path / "scratch", timeout_s=2)
+    main, scaled = batch.get("main"), batch.get("scaled")
+    assert scaled.value is not None and load_xlsx(scaled.value, data_only=True).value.active["A2"].value == 10
+    if written == 0:
+        assert main.value is None and main.outcome.message.startswith("LibreOffice did not finish")
+    else:
+        assert main.value is not None and load_xlsx(main.value, data_only=True).value.active["A2"].value == 6

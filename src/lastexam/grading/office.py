@@ -65,9 +65,9 @@ class Recalculated:
     recalculating one (about 1.05 of 1.2 CPU-seconds). `get(tag)` gives what
     recalculate_xlsx(files[tag], scratch, tag) gives: the first workbook is laid out as that call
     lays it out alone, so a formula reading its own file name sees the same; a workbook the run did
-    not write whole (a crash, a hang of an earlier one) is recalculated alone when asked for. The
-    workbook in progress when no output came for timeout_s is the one that hangs LibreOffice: it
-    fails as it would alone."""
+    not write whole (a crash, a hang) is recalculated alone when asked for. When no output at all
+    came for timeout_s, the first workbook is the one that hangs LibreOffice: it fails as it would
+    alone, without a second wait."""
 
     def __init__(self, files: dict[str, Path], scratch: Path, timeout_s: int = 240) -> None:
         bad = [t for t in files if not re.fullmatch(r"[A-Za-z0-9_-]+", t)]
@@ -109,10 +109,11 @@ class Recalculated:
             # the next one exists.
             if outs[i].is_file() and (rc == 0 or any(out.is_file() for out in outs[i + 1:])):
                 self.done[tag] = Loaded(outs[i], Outcome(True, "recalculated by LibreOffice"))
-            elif rc is None:
-                stuck = subprocess.TimeoutExpired(cmd, self.timeout_s)
-                self.done[tag] = Loaded(None, Outcome(False, f"LibreOffice did not finish: {stuck}"))
-                break
+        if rc is None and not any(out.is_file() for out in outs):
+            # Stuck before writing anything: on the first workbook. Past the first output, the
+            # last one written and the next are both suspects, so both are left to get().
+            stuck = subprocess.TimeoutExpired(cmd, self.timeout_s)
+            self.done[next(iter(files))] = Loaded(None, Outcome(False, f"LibreOffice did not finish: {stuck}"))
 
     def get(self, tag: str) -> Loaded:
         if tag not in self.done:
