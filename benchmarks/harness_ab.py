@@ -1,6 +1,7 @@
 """Two checkouts' harness overhead in alternation, with the floor between, on one machine.
 
     python benchmarks/harness_ab.py OTHER_SRC [--trials 200] [--pairs 4] [--concurrency 1]
+    python benchmarks/harness_ab.py OTHER_SRC --one-trial [--pairs 12]
 
 Runs harness_overhead.harness() for this checkout and for OTHER_SRC (another checkout's src/,
 put first on PYTHONPATH), then the floor, `--pairs` times in alternation, each in a fresh
@@ -8,7 +9,9 @@ process. Runs minutes apart differ on a shared virtual machine, and on an ext4 w
 journal a run's removed files slow the next runs' new ones: alternation spreads both over the
 two, and every run's folders are kept until the last run has ended (a run's 200 trial folders,
 some 2,600 files, removed at once slowed the next run by tens of percent). Prints per run the
-wall time per trial and the harness process's CPU (user, system).
+wall time per trial and the harness process's CPU (user, system). With --one-trial: whole
+one-trial `lastexam run`s (harness_overhead.one_trial_cli), this checkout's then the other's,
+`--pairs` times after one untimed run of each; their medians and the median difference.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,13 +53,33 @@ def measure(what: str, trials: int, k: int, pythonpath: str | None, keep: Path) 
     return json.loads(out.strip().splitlines()[-1])
 
 
+def one_trial(other_src: str, pairs: int) -> None:
+    sys.path.insert(0, str(HERE))
+    import harness_overhead as h
+
+    with tempfile.TemporaryDirectory() as keep:
+        for path in (None, other_src):  # untimed: bytecode written, files cached
+            h.one_trial_cli(1, Path(keep), path, warm_up=False)
+        this, other = [], []
+        for _ in range(pairs):
+            this += h.one_trial_cli(1, Path(keep), None, warm_up=False)
+            other += h.one_trial_cli(1, Path(keep), other_src, warm_up=False)
+    diff = statistics.median(a - b for a, b in zip(this, other, strict=True))
+    print(f"one-trial run, {pairs} pairs: this {statistics.median(this):.3f} s, "
+          f"other {statistics.median(other):.3f} s (median of the differences {diff:+.3f} s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("other_src", help="the other checkout's src/ folder")
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--pairs", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--one-trial", action="store_true", help="time whole one-trial CLI runs")
     args = parser.parse_args()
+    if args.one_trial:
+        one_trial(args.other_src, args.pairs)
+        return
     print(f"{args.trials} trials per run at concurrency {args.concurrency}; ms per trial "
           "(the harness process's user and system CPU per trial)")
     with tempfile.TemporaryDirectory() as keep:

@@ -17,6 +17,7 @@ The same script measures another checkout when run with that checkout's Python (
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import resource
 import sqlite3
@@ -41,6 +42,7 @@ TASK = ROOT / "tests" / "data" / "tasks" / "other" / "column-total"
 
 
 STEPS = ("stage", "agent", "collect", "grade", "record")
+_CLI_RUNS = itertools.count()  # each one-trial run gets a new --out folder
 
 
 def harness(trials: int, concurrency: int, tmp: Path, steps: dict[str, list[float]],
@@ -97,21 +99,23 @@ def floor(trials: int, concurrency: int, tmp: Path) -> float:
     return elapsed / trials
 
 
-def one_trial_cli(repeats: int, tmp: Path) -> list[float]:
+def one_trial_cli(repeats: int, tmp: Path, pythonpath: str | None = None, warm_up: bool = True) -> list[float]:
     """Wall times of whole one-trial runs, after one untimed run, with Python's bytecode cache
     on (as an installed lastexam runs: PYTHONDONTWRITEBYTECODE would compile every module of
-    every run)."""
+    every run). pythonpath: another checkout's src/, put first."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
     times = []
-    for i in range(repeats + 1):
+    for _ in range(repeats + int(warm_up)):
         started = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "lastexam", "run", str(TASK), "--agent", "oracle", "--json",
-             "--out", str(tmp / f"cli-{i}")],
+             "--out", str(tmp / f"cli-{next(_CLI_RUNS)}")],
             check=True, capture_output=True, env=env,
         )
         times.append(time.perf_counter() - started)
-    return times[1:]
+    return times[int(warm_up):]
 
 
 def _inspect_module(tmp: Path) -> ModuleType | None:
