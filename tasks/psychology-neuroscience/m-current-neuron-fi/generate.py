@@ -48,8 +48,11 @@ ADAPT_PA = 300.0
 
 def vtrap(x: np.ndarray, k: float) -> np.ndarray:
     """x / (exp(x/k) - 1), continuous at x = 0."""
-    small = np.abs(x / k) < 1e-7
-    return np.where(small, k * (1 - x / k / 2), x / np.expm1(np.where(small, 1.0, x / k)))
+    u = x / k
+    small = np.abs(u) < 1e-7
+    if not small.any():  # the usual case; the np.where below would give the same values, slower
+        return x / np.expm1(u)
+    return np.where(small, k * (1 - u / 2), x / np.expm1(np.where(small, 1.0, u)))
 
 
 def derivs(y: np.ndarray, i_inj: np.ndarray, c: dict) -> np.ndarray:
