@@ -190,7 +190,7 @@ def main() -> None:
     inp, ref = out / "inputs", out / "reference"
     inp.mkdir(parents=True, exist_ok=True)
     ref.mkdir(parents=True, exist_ok=True)
-    net = sm.pn.case118()
+    net = sm.case118()  # read only: the study model copies it
 
     loads = make_loads(net, rng)
     write_csv(inp / "study_loads.csv", ["load_index", "bus", "area", "p_mw", "q_mvar"], loads)

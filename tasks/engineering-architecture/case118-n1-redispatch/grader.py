@@ -16,6 +16,7 @@ import copy
 import csv
 import math
 import warnings
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -72,42 +73,57 @@ def _rows(path: Path) -> list[dict]:
 
 
 class Model:
-    """case118 with the study data applied, and the security and cost of a dispatch."""
+    """case118 with the study data applied, and the security and cost of a dispatch.
+
+    pandapower and the network are loaded on first use (check): a grading without a redispatch
+    to re-run only reads the unit and contingency tables."""
 
     def __init__(self, inputs: Path) -> None:
         warnings.filterwarnings("ignore")
+        self.inputs = inputs
+        self.units = {row["unit_id"]: row for row in _rows(inputs / "generators.csv")}
+        self.slack = next(u for u in self.units.values() if u["element"] == "ext_grid")
+        self.dispatchable = sorted(uid for uid, u in self.units.items() if u["element"] == "gen"
+                                   and u["status"] == "in_service" and float(u["p_max_mw"]) > 0)
+        self.contingencies = [(row["contingency_id"], row["outaged_elements"].split(";"))
+                              for row in _rows(inputs / "contingencies.csv")]
+
+    @cached_property
+    def net(self):
+        """The study network with the schedule applied."""
         import pandapower.networks as pn
 
         net = pn.case118()
-        for row in _rows(inputs / "study_loads.csv"):
+        for row in _rows(self.inputs / "study_loads.csv"):
             net.load.loc[int(row["load_index"]), ["p_mw", "q_mvar"]] = [float(row["p_mw"]), float(row["q_mvar"])]
-        self.units = {row["unit_id"]: row for row in _rows(inputs / "generators.csv")}
         for u in self.units.values():
             if u["element"] == "gen":
                 k = int(u["element_index"])
                 net.gen.at[k, "in_service"] = u["status"] == "in_service"
                 net.gen.at[k, "p_mw"] = float(u["scheduled_p_mw"])
-        self.slack = next(u for u in self.units.values() if u["element"] == "ext_grid")
-        self.dispatchable = sorted(uid for uid, u in self.units.items() if u["element"] == "gen"
-                                   and u["status"] == "in_service" and float(u["p_max_mw"]) > 0)
-        self.rated_ka: dict[str, tuple[float, float, float, float]] = {}  # A-from, A-to, B-from, B-to
-        for row in _rows(inputs / "branch_ratings.csv"):
+        return net
+
+    @cached_property
+    def rated(self) -> dict[str, tuple[list[str], np.ndarray, np.ndarray]]:
+        """Per table (line, trafo): the rated branches' ids, their table rows, and their rated
+        currents in kA (rate A at either end, then rate B at either end)."""
+        net = self.net
+        rated_ka: dict[str, tuple[float, float, float, float]] = {}  # A-from, A-to, B-from, B-to
+        for row in _rows(self.inputs / "branch_ratings.csv"):
             k = int(row["element_index"])
             if row["element"] == "line":
                 kv = (float(net.bus.at[int(net.line.at[k, "from_bus"]), "vn_kv"]),) * 2
             else:
                 kv = (float(net.trafo.at[k, "vn_hv_kv"]), float(net.trafo.at[k, "vn_lv_kv"]))
-            self.rated_ka[row["branch_id"]] = tuple(float(row[r]) / (math.sqrt(3) * v)
-                                                    for r in ("rate_a_mva", "rate_b_mva") for v in kv)
-        self.rated: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = {}  # ids, table rows, rated_ka
+            rated_ka[row["branch_id"]] = tuple(float(row[r]) / (math.sqrt(3) * v)
+                                               for r in ("rate_a_mva", "rate_b_mva") for v in kv)
+        rated = {}
         for kind, prefix in (("line", "L"), ("trafo", "T")):
-            ids = [b for b in self.rated_ka if b[0] == prefix]
+            ids = [b for b in rated_ka if b[0] == prefix]
             pos = net[kind].index.get_indexer([int(b[1:]) for b in ids])
             assert (pos >= 0).all()
-            self.rated[kind] = (ids, pos, np.array([self.rated_ka[b] for b in ids]).reshape(len(ids), 4))
-        self.contingencies = [(row["contingency_id"], row["outaged_elements"].split(";"))
-                              for row in _rows(inputs / "contingencies.csv")]
-        self.net = net
+            rated[kind] = (ids, pos, np.array([rated_ka[b] for b in ids]).reshape(len(ids), 4))
+        return rated
 
     def cost(self, dispatch: dict[str, float], slack_p: float) -> float:
         def c(u: dict, p: float) -> float:

@@ -65,12 +65,14 @@ def _read(path: Path) -> list[dict]:
 
 
 @cache
-def _case118():
+def case118():
+    """pandapower's case118, read once (generate.py loads the study four times): copy it
+    before changing it."""
     return pn.case118()
 
 
 def load_study(inputs: Path) -> Study:
-    net = _copy(_case118())  # generate.py loads the study four times
+    net = _copy(case118())
     loads = _read(inputs / "study_loads.csv")
     for row in loads:
         i = int(row["load_index"])
@@ -120,15 +122,17 @@ def _rated_ka(rate_mva: float, kv: float) -> float:
 
 
 def _rating_arrays(study: Study) -> dict:
-    """Per element type: branch ids, element indices and rated currents (kA) at each end, for the
-    normal and the emergency rating."""
+    """Per element type: branch ids, element indices, the row in net.bus of the from/HV bus, and
+    rated currents (kA) at each end, for the normal and the emergency rating."""
     if study._arrays is None:
         arrays = {}
-        for kind in ("line", "trafo"):
+        for kind, end_bus in (("line", "from_bus"), ("trafo", "hv_bus")):
             rows = [b for b in study.branches if b["element"] == kind]
+            idx = np.array([b["element_index"] for b in rows], dtype=int)
             arrays[kind] = {
                 "ids": [b["branch_id"] for b in rows],
-                "idx": np.array([b["element_index"] for b in rows], dtype=int),
+                "idx": idx,
+                "bus_row": study.net.bus.index.get_indexer(study.net[kind][end_bus].to_numpy()[idx]),
                 **{f"{key}_{end}": np.array([_rated_ka(b[key], b["kv"][end]) for b in rows])
                    for key in ("rate_a_mva", "rate_b_mva") for end in (0, 1)},
             }
@@ -217,15 +221,13 @@ def _collect(study: Study, net, case_id: str, rate_key: str, limits, detail: boo
     res = CaseResult(case_id, True, len(dead), lost, branch_loadings(study, currents, rate_key), energised, limits,
                      deenergised=dead, rate_key=rate_key, currents=currents)
     if detail:
-        vm_all = net.res_bus["vm_pu"]
         arr = _rating_arrays(study)
-        for kind, table, res_table, pcol, qcol, bcol in (
-                ("line", net.line, net.res_line, "p_from_mw", "q_from_mvar", "from_bus"),
-                ("trafo", net.trafo, net.res_trafo, "p_hv_mw", "q_hv_mvar", "hv_bus")):
+        for kind, res_table, pcol, qcol in (("line", net.res_line, "p_from_mw", "q_from_mvar"),
+                                            ("trafo", net.res_trafo, "p_hv_mw", "q_hv_mvar")):
             idx = arr[kind]["idx"]
             p = res_table[pcol].to_numpy()[idx]
             q = res_table[qcol].to_numpy()[idx]
-            v = vm_all.loc[table[bcol].to_numpy()[idx]].to_numpy()
+            v = vm[arr[kind]["bus_row"]]  # res_bus has the rows of net.bus
             for k, pp_, qq, vv in zip(arr[kind]["ids"], p, q, v, strict=True):
                 if pp_ == pp_:
                     res.flows[k] = (float(pp_), float(math.hypot(pp_, qq)), float(vv))
