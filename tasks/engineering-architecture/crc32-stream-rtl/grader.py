@@ -32,6 +32,10 @@ NETLIST_CYCLES = 3000  # the free-streaming phase and a stretch of back-pressure
 TOOL_ONLY = re.compile(r"`(?:ifn?def|elsif)\s+(?:VERILATOR|verilator\w*|SYNTHESIS|YOSYS|__ICARUS__\w*|IVERILOG)\b"
                        r"|translate_(?:off|on)|synthesis\s+off|\$(?:fopen|fgets|fgetc|fscanf|fread|readmem[hb]|system)\b")
 
+# File names go into Yosys's script and the tools' command lines: a name with a space, a `;` or a
+# leading `-` would run Yosys commands or set options (a macro only Yosys sees) of the agent's choosing.
+SOURCE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\.v")
+
 
 def _cpu_limit() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (TOOL_CPU_S, TOOL_CPU_S))
@@ -64,6 +68,9 @@ def collect_rtl(ctx: GradeContext, rtl: Path) -> tuple[list[Path], Outcome, str]
     texts: list[Path] = []
     joined = []
     for src in sources:
+        if not SOURCE_NAME.fullmatch(src.name):
+            problems.append(f"rtl/{src.name!r}: a file name the tools would read as commands or options")
+            continue
         text, ok = read_text(src)
         if text is None:
             problems.append(f"rtl/{src.name}: {ok.message}")
