@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 _MODULE_OF = {
     "GradeContext": "context",
     **dict.fromkeys(
-        ["column", "inputs_untampered", "load_csv", "load_json", "load_xlsx", "load_xml", "read_text"],
+        ["column", "inputs_untampered", "is_file", "load_csv", "load_json", "load_xlsx", "load_xml",
+         "read_text"],
         "files",
     ),
     **dict.fromkeys(["Recalculated", "is_error_value", "recalculate_xlsx"], "office"),
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from lastexam.grading.files import (
         column,
         inputs_untampered,
+        is_file,
         load_csv,
         load_json,
         load_xlsx,
@@ -86,6 +88,7 @@ __all__ = [
     "inputs_untampered",
     "is_empty",
     "is_error_value",
+    "is_file",
     "load_csv",
     "load_json",
     "load_xlsx",

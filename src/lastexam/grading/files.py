@@ -48,13 +48,25 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def is_file(path: Path) -> bool:
+    """Path.is_file, False also where it raises: a graders' path built from the agent's text may
+    be too long for the file system (ENAMETOOLONG) or hold a NUL."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def _read_bytes(path: Path, limit: int = MAX_TEXT_BYTES) -> Loaded:
-    if not path.is_file():
+    if not is_file(path):
         return Loaded(None, Outcome(False, f"{path.name} is missing", expected=path.name))
-    size = path.stat().st_size
-    if size > limit:
-        return Loaded(None, Outcome(False, f"{path.name} is {size} bytes, over the {limit} limit"))
-    return Loaded(path.read_bytes(), Outcome(True, f"read {size} bytes"))
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            return Loaded(None, Outcome(False, f"{path.name} is {size} bytes, over the {limit} limit"))
+        return Loaded(path.read_bytes(), Outcome(True, f"read {size} bytes"))
+    except OSError as e:
+        return Loaded(None, Outcome(False, f"{path.name} cannot be read: {e.strerror}"))
 
 
 def read_text(path: Path) -> Loaded:
@@ -162,7 +174,7 @@ def zip_is_sane(path: Path, max_unpacked: int = MAX_XLSX_UNPACKED) -> Outcome:
 
 def load_xlsx(path: Path, *, data_only: bool = True) -> Loaded:
     """An openpyxl workbook. data_only=True gives cached values, False gives formulas."""
-    if not path.is_file():
+    if not is_file(path):
         return Loaded(None, Outcome(False, f"{path.name} is missing", expected=path.name))
     sane = zip_is_sane(path)
     if not sane.passed:

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from lastexam.grading.files import Loaded
+from lastexam.grading.files import Loaded, is_file
 from lastexam.grading.rubric import Outcome
 
 ERROR_VALUE = re.compile(r"^(#(NAME\?|VALUE!|REF!|DIV/0!|N/A|NUM!|NULL!)|Err:\d+)")
@@ -25,7 +25,7 @@ RECALC_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
 def recalculate_xlsx(src: Path, scratch: Path, tag: str = "recalc", timeout_s: int = 240) -> Loaded:
     """Open src in LibreOffice with recalculation forced and save it as XLSX in scratch.
     value: the recalculated file's path, or None with the reason."""
-    if not src.is_file():
+    if not is_file(src):
         return Loaded(None, Outcome(False, f"{src.name} is missing", expected=src.name))
     profile, work, outdir = _folders(scratch, tag)
     copy = work / "model.xlsx"
@@ -75,7 +75,7 @@ class Recalculated:
             raise ValueError(f"tags must be letters, digits, - and _: {bad or 'none given'}")
         self.files, self.scratch, self.timeout_s = dict(files), scratch, timeout_s
         self.done: dict[str, Loaded] = {}
-        present = {t: p for t, p in files.items() if p.is_file()}
+        present = {t: p for t, p in files.items() if is_file(p)}
         if present:
             self._run(present)
 

@@ -49,8 +49,9 @@ class Keyed(dict):
 
 def rows_by(rows: Iterable[Mapping[str, Any]] | None, key: Key) -> Keyed:
     """Index rows (from load_csv, say) by a column, a tuple of columns, or a function of the
-    row. Text keys are stripped; a row whose key is missing or blank (a function may return
-    None, or raise KeyError, TypeError, ValueError or AttributeError) counts as unkeyed."""
+    row. Text keys are stripped; a row whose key is missing, blank or unhashable (a function may
+    return None, or raise KeyError, TypeError, ValueError, AttributeError or ArithmeticError, as
+    int(float("inf")) does) counts as unkeyed."""
     keyed = Keyed()
     for row in rows or []:
         k = _key_of(row, key)
@@ -69,13 +70,18 @@ def _key_of(row: Any, key: Key) -> Any:
     if callable(key):
         try:
             k = key(row)
-        except (KeyError, TypeError, ValueError, AttributeError):
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError):
             return None
     elif isinstance(key, tuple):
         k = tuple(_clean(row.get(c)) for c in key)
-        return None if all(part is None for part in k) else k
+        if all(part is None for part in k):
+            return None
     else:
         k = _clean(row.get(key))
+    try:
+        hash(k)  # a key from JSON may be a list or an object
+    except TypeError:
+        return None
     return None if k is None or k == "" else k
 
 

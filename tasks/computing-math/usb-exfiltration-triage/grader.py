@@ -41,9 +41,9 @@ def epoch(value: object) -> float | None:
         return None
     try:
         t = datetime.fromisoformat(value.strip().replace(" ", "T", 1))
-    except ValueError:
+        return None if t.tzinfo is None else t.astimezone(UTC).timestamp()
+    except (ValueError, OverflowError):  # OverflowError: year 1 at +01:00 is before year 1 in UTC
         return None
-    return None if t.tzinfo is None else t.astimezone(UTC).timestamp()
 
 
 def inode_of(row: dict) -> int | None:

@@ -57,7 +57,10 @@ def instant(value: object) -> str:
         return f"unparseable: {value!r}"
     if t.tzinfo is None:
         return f"no offset: {value!r}"
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except OverflowError:  # year 1 at +01:00 is before year 1 in UTC
+        return f"out of range: {value!r}"
 
 
 def text(value: object) -> str:

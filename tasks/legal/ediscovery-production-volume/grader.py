@@ -15,6 +15,7 @@ import re
 import subprocess
 import unicodedata
 import zipfile
+import zlib
 from contextlib import suppress
 from itertools import groupby
 from pathlib import Path
@@ -24,6 +25,7 @@ from lastexam.grading import (
     Outcome,
     Rubric,
     all_of,
+    is_file,
     load_csv,
     match_rows,
     no_problems,
@@ -366,7 +368,7 @@ def document_problems(present: list[str], by_key: dict, exp: dict, vol: Path, pa
         link, native = row.get("NATIVELINK", "").strip(), f"{row.get('BEGBATES')}.{d['ext']}"
         if d["native"] and link.lower() != (want_native := f"NATIVES\\{native}").lower():
             out["natives"].append(f"{k}: NATIVELINK {link!r} != {want_native!r}")
-        elif d["native"] and (not (vol / "NATIVES" / native).is_file()
+        elif d["native"] and (not is_file(vol / "NATIVES" / native)
                               or hashlib.md5((vol / "NATIVES" / native).read_bytes()).hexdigest() != d["md5"]):
             out["natives"].append(f"{k}: native file missing or altered")
         elif not d["native"] and link:
@@ -393,7 +395,9 @@ def zip_or_text(p: Path) -> str:
     """Searchable text of a native: the XML of an OOXML container, or the bytes as text."""
     data = p.read_bytes()
     if data[:2] == b"PK":
-        with suppress(zipfile.BadZipFile, OSError, ValueError), zipfile.ZipFile(io.BytesIO(data)) as z:
+        # RuntimeError: an encrypted member; NotImplementedError: an unknown compression method
+        with suppress(zipfile.BadZipFile, OSError, ValueError, RuntimeError, NotImplementedError, EOFError,
+                      zlib.error), zipfile.ZipFile(io.BytesIO(data)) as z:
             return fold(" ".join(z.read(n).decode("utf-8", "replace") for n in z.namelist()
                                  if n.endswith(".xml") and z.getinfo(n).file_size < 20_000_000))
     return fold(data.decode("utf-8", "replace"))

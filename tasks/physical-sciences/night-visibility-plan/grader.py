@@ -50,7 +50,10 @@ def seconds(text: object, origin: datetime) -> float | None:
         offset = stamp.utcoffset()
         if offset is None:
             return None
-        stamp = stamp.replace(tzinfo=None) - offset
+        try:
+            stamp = stamp.replace(tzinfo=None) - offset
+        except OverflowError:  # year 1 at +01:00 is before year 1 in UTC
+            return None
     return (stamp - origin).total_seconds()
 
 

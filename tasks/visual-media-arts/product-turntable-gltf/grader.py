@@ -239,7 +239,7 @@ def grade(ctx: GradeContext) -> Rubric:
             scene = Scene(*read_glb(path.read_bytes()))
             why = f"{len(scene.prims)} triangle primitives, {len(scene.channels)} animation channels"
         except (GltfError, KeyError, IndexError, TypeError, ValueError, AttributeError, struct.error,
-                np.linalg.LinAlgError) as e:
+                np.linalg.LinAlgError, ArithmeticError, RecursionError) as e:  # int(1e400), deep JSON
             scene, why = None, f"product.glb does not read as glTF 2.0: {type(e).__name__}: {e}"
     elif path.exists():
         why = "product.glb is not a file of at most 64 MiB"
