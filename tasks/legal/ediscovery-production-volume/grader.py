@@ -398,6 +398,11 @@ def zip_or_text(p: Path) -> str:
         # RuntimeError: an encrypted member; NotImplementedError: an unknown compression method
         with suppress(zipfile.BadZipFile, OSError, ValueError, RuntimeError, NotImplementedError, EOFError,
                       zlib.error), zipfile.ZipFile(io.BytesIO(data)) as z:
-            return fold(" ".join(z.read(n).decode("utf-8", "replace") for n in z.namelist()
-                                 if n.endswith(".xml") and z.getinfo(n).file_size < 20_000_000))
+            parts, budget = [], 20_000_000  # bytes of XML read from one native, all members together
+            for name in z.namelist():
+                size = z.getinfo(name).file_size
+                if name.endswith(".xml") and size < budget:
+                    parts.append(z.read(name).decode("utf-8", "replace"))
+                    budget -= size
+            return fold(" ".join(parts))
     return fold(data.decode("utf-8", "replace"))
