@@ -272,6 +272,8 @@ def run(argv: list[str], cwd: Path, env_path: str | None = None) -> tuple[int, s
                            timeout=RUN_TIMEOUT_S, env=env, check=False)
     except subprocess.TimeoutExpired:
         return -1, f"did not finish within {RUN_TIMEOUT_S} s"
+    except OSError as e:  # no process left to start one: the agent's tests left daemons
+        return -1, f"could not start: {e}"
     return p.returncode, p.stdout + p.stderr
 
 

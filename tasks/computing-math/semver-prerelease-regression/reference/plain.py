@@ -33,6 +33,10 @@ def public_names(module) -> set[str]:
             and type(getattr(module, n)) is not type(importlib)}
 
 
+def not_plain(name: str) -> bool:
+    return name in DENIED or (name.startswith("__") and name not in PLAIN_DUNDERS)
+
+
 def plain_problems(sources: dict[str, str]) -> list[str]:
     """What in the package's files is not plain code (empty: plain)."""
     problems = []
@@ -48,12 +52,18 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
                 # a module's attribute is read, never assigned
                 node.value.plain_use = node.attr if isinstance(node.ctx, ast.Load) else None
             if (isinstance(node, ast.Call) and ast.unparse(node.func) == "object.__setattr__"
-                    and node.args and ast.unparse(node.args[0]) == "self"):
+                    and len(node.args) == 3 and ast.unparse(node.args[0]) == "self"
+                    and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                    and not not_plain(node.args[1].value)):
                 node.func.plain_ok = True  # type: ignore[attr-defined]  # frozen dataclass idiom
         for node in ast.walk(tree):
             line = f"{fname}:{getattr(node, 'lineno', '?')}"
             if isinstance(node, ast.Import | ast.ImportFrom):
                 mod = node.module if isinstance(node, ast.ImportFrom) else None
+                # Every name bound, from the package itself too: `from . import __builtins__`
+                # would hand over eval and __import__.
+                bound = [n for alias in node.names for n in (alias.name.split(".")[-1], alias.asname) if n]
+                problems += [f"{line}: imports {n}" for n in bound if not_plain(n)]
                 if isinstance(node, ast.ImportFrom) and node.level:
                     continue
                 for alias in node.names:
@@ -73,9 +83,10 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
                         problems.append(f"{line}: imports {alias.name} from {mod}")
             names = ([node.id] if isinstance(node, ast.Name) else [node.attr]
                      if isinstance(node, ast.Attribute) and node.attr not in BUILTIN_ONLY else [node.arg]
-                     if isinstance(node, ast.keyword) and node.arg else [])
+                     if isinstance(node, ast.keyword) and node.arg else node.kwd_attrs
+                     if isinstance(node, ast.MatchClass) else [])  # case C(attr=...) reads attr
             for name in [] if getattr(node, "plain_ok", False) else names:
-                if name in DENIED or (name.startswith("__") and name not in PLAIN_DUNDERS):
+                if not_plain(name):
                     problems.append(f"{line}: uses {name}")
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and node.id in modules:
