@@ -4,6 +4,7 @@ the probe's state, its trace function or its record."""
 
 import ast
 import importlib
+import re
 
 # Modules the package may import, each used only through the public names of its __all__;
 # no name below and no dunder outside PLAIN_DUNDERS: no I/O, no introspection, no eval.
@@ -15,7 +16,11 @@ DENIED = {"sys", "os", "getattr", "setattr", "delattr", "vars", "globals", "loca
           "singledispatchmethod", "gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back",
           "f_globals", "f_locals", "f_builtins", "memoryview", "update_wrapper", "wraps",
           "settrace", "setprofile", "gettrace", "_getframe", "_exit", "builtins", "gi_code", "cr_code",
-          "ag_code", "f_code"}
+          "ag_code", "f_code", "metaclass"}
+# Attribute names that lead to frames and code: refused also as text, which a class pattern's
+# __match_args__ or a namespace could turn into an attribute read.
+FRAME_ATTRS = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back", "f_globals", "f_locals",
+               "f_builtins", "gi_code", "cr_code", "ag_code", "f_code"}
 PLAIN_DUNDERS = {"__name__", "__qualname__", "__class__", "__all__", "__version__", "__slots__",
                  "__doc__", "__init__", "__new__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
                  "__ge__", "__hash__", "__str__", "__repr__", "__contains__", "__iter__", "__len__",
@@ -31,6 +36,9 @@ def public_names(module) -> set[str]:
         return set(module.__all__)
     return {n for n in dir(module) if not n.startswith("_")
             and type(getattr(module, n)) is not type(importlib)}
+
+
+DUNDER = re.compile(r"__\w+__")
 
 
 def not_plain(name: str) -> bool:
@@ -84,7 +92,11 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
             names = ([node.id] if isinstance(node, ast.Name) else [node.attr]
                      if isinstance(node, ast.Attribute) and node.attr not in BUILTIN_ONLY else [node.arg]
                      if isinstance(node, ast.keyword) and node.arg else node.kwd_attrs
-                     if isinstance(node, ast.MatchClass) else [])  # case C(attr=...) reads attr
+                     if isinstance(node, ast.MatchClass) else [node.name]  # case C(attr=...) reads attr
+                     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else [])
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and (DUNDER.fullmatch(node.value) or node.value in FRAME_ATTRS)):
+                names.append(node.value)
             for name in [] if getattr(node, "plain_ok", False) else names:
                 if not_plain(name):
                     problems.append(f"{line}: uses {name}")
