@@ -8,7 +8,8 @@ import re
 
 # Modules the package may import, each used only through the public names of its __all__;
 # no name below and no dunder outside PLAIN_DUNDERS: no I/O, no introspection, no eval.
-PLAIN_IMPORTS = {"__future__", "re", "functools", "itertools", "operator", "dataclasses", "typing",
+# No typing: typing.List["..."] makes a ForwardRef, whose private _evaluate runs eval.
+PLAIN_IMPORTS = {"__future__", "re", "functools", "itertools", "operator", "dataclasses",
                  "collections", "collections.abc", "bisect", "heapq", "math", "numbers", "abc"}
 DENIED = {"sys", "os", "getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec",
           "compile", "__import__", "open", "print", "input", "breakpoint", "exit", "quit", "help",
@@ -16,7 +17,7 @@ DENIED = {"sys", "os", "getattr", "setattr", "delattr", "vars", "globals", "loca
           "singledispatchmethod", "gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back",
           "f_globals", "f_locals", "f_builtins", "memoryview", "update_wrapper", "wraps",
           "settrace", "setprofile", "gettrace", "_getframe", "_exit", "builtins", "gi_code", "cr_code",
-          "ag_code", "f_code", "metaclass"}
+          "ag_code", "f_code", "metaclass", "make_dataclass"}
 # Attribute names that lead to frames and code: refused also as text, which a class pattern's
 # __match_args__ or a namespace could turn into an attribute read.
 FRAME_ATTRS = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back", "f_globals", "f_locals",
@@ -24,7 +25,7 @@ FRAME_ATTRS = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back", "f_glob
 PLAIN_DUNDERS = {"__name__", "__qualname__", "__class__", "__all__", "__version__", "__slots__",
                  "__doc__", "__init__", "__new__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
                  "__ge__", "__hash__", "__str__", "__repr__", "__contains__", "__iter__", "__len__",
-                 "__bool__", "__format__", "__match_args__", "__post_init__", "__module__",
+                 "__bool__", "__format__", "__post_init__", "__module__",
                  "__author__"}
 BUILTIN_ONLY = {"compile"}  # denied as the builtin, allowed as an attribute (re.compile)
 
@@ -66,6 +67,19 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
                 node.func.plain_ok = True  # type: ignore[attr-defined]  # frozen dataclass idiom
         for node in ast.walk(tree):
             line = f"{fname}:{getattr(node, 'lineno', '?')}"
+            # Ways to read an attribute or make a class from a name built at run time.
+            if isinstance(node, ast.MatchClass):
+                problems.append(f"{line}: uses a class pattern")
+            if isinstance(node, ast.ClassDef) and node.keywords:
+                problems.append(f"{line}: uses class keywords")
+            if isinstance(node, ast.ClassDef) and any(ast.unparse(b) == "type" for b in node.bases):
+                problems.append(f"{line}: makes a metaclass")
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
+                    and len(node.args) + len(node.keywords) != 1):
+                problems.append(f"{line}: uses type() to make a class")
+            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del)
+                    and node.attr.startswith("__")):
+                problems.append(f"{line}: assigns {node.attr}")
             if isinstance(node, ast.Import | ast.ImportFrom):
                 mod = node.module if isinstance(node, ast.ImportFrom) else None
                 # Every name bound, from the package itself too: `from . import __builtins__`
