@@ -27,6 +27,9 @@ PLAIN_DUNDERS = {"__name__", "__qualname__", "__class__", "__all__", "__version_
                  "__ge__", "__hash__", "__str__", "__repr__", "__contains__", "__iter__", "__len__",
                  "__bool__", "__format__", "__post_init__", "__module__",
                  "__author__"}
+# A dataclass Field's name is pasted into the source text dataclasses exec()s for a subclass:
+# never assigned, not even through object.__setattr__.
+FIELD_TEXT = {"name", "_field_type"}
 BUILTIN_ONLY = {"compile"}  # denied as the builtin, allowed as an attribute (re.compile)
 
 
@@ -63,7 +66,7 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
             if (isinstance(node, ast.Call) and ast.unparse(node.func) == "object.__setattr__"
                     and len(node.args) == 3 and ast.unparse(node.args[0]) == "self"
                     and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
-                    and not not_plain(node.args[1].value)):
+                    and not not_plain(node.args[1].value) and node.args[1].value not in FIELD_TEXT):
                 node.func.plain_ok = True  # type: ignore[attr-defined]  # frozen dataclass idiom
         for node in ast.walk(tree):
             line = f"{fname}:{getattr(node, 'lineno', '?')}"
@@ -78,7 +81,7 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
                     and len(node.args) + len(node.keywords) != 1):
                 problems.append(f"{line}: uses type() to make a class")
             if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del)
-                    and node.attr.startswith("__")):
+                    and (node.attr.startswith("__") or node.attr in FIELD_TEXT)):
                 problems.append(f"{line}: assigns {node.attr}")
             if isinstance(node, ast.Import | ast.ImportFrom):
                 mod = node.module if isinstance(node, ast.ImportFrom) else None
