@@ -33,9 +33,16 @@ FIELD_TEXT = {"name", "_field_type"}
 BUILTIN_ONLY = {"compile"}  # denied as the builtin, allowed as an attribute (re.compile)
 
 
+# dataclasses builds methods by exec() of text made from its fields: only its decorator and
+# field() (fields(), replace(), make_dataclass() and the rest hand out or take Field objects).
+ONLY_NAMES = {"dataclasses": {"dataclass", "field"}}
+
+
 def public_names(module) -> set[str]:
     """Its __all__, or (C modules such as itertools have none) its names without an underscore
     that are not modules."""
+    if module.__name__ in ONLY_NAMES:
+        return ONLY_NAMES[module.__name__]
     if hasattr(module, "__all__"):
         return set(module.__all__)
     return {n for n in dir(module) if not n.startswith("_")
