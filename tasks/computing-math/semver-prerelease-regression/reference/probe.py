@@ -18,6 +18,28 @@ API = ["Version.__init__", "Version.parse", "Version.bump", "Range.__init__", "s
        "max_satisfying"]
 
 
+def identifier_fields_only() -> None:
+    """dataclasses pastes each field's name into the source it exec()s. A class body can only
+    name identifiers, but a namespace built at run time (type(...)(name, bases, ns)) can hold any
+    text as an annotation, code included, which no static check of the package sees: such a class
+    is refused before dataclasses reads it."""
+    import dataclasses
+    import keyword
+
+    original = dataclasses.dataclass
+
+    def dataclass(cls=None, /, **options):
+        def checked(c):
+            for name in c.__dict__.get("__annotations__", {}):
+                if not (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)):
+                    raise TypeError(f"dataclass field name {name!r} is not an identifier")
+            return original(c, **options)
+
+        return checked if cls is None else checked(cls)
+
+    dataclasses.dataclass = dataclass
+
+
 def count_opcodes(package_dir: str, workload) -> int:
     """Instructions executed in the package's files and in code generated at run time
     (dataclass or namedtuple methods have no file of their own)."""
@@ -130,6 +152,7 @@ if __name__ == "__main__":  # python3 probe.py PKG_ROOT CASES OUT
     cases = json.loads(pathlib.Path(cases_path).read_text(encoding="utf-8"))
     dumps, write_text, exit_now = json.dumps, pathlib.Path(out_path).write_text, os._exit
     sys.path.insert(0, pkg_root)
+    identifier_fields_only()
     import semverkit
 
     record = dumps(observe(semverkit, cases))
