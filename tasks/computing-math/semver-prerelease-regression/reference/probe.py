@@ -22,18 +22,26 @@ def identifier_fields_only() -> None:
     """dataclasses pastes each field's name into the source it exec()s. A class body can only
     name identifiers, but a namespace built at run time (type(...)(name, bases, ns)) can hold any
     text as an annotation, code included, which no static check of the package sees: such a class
-    is refused before dataclasses reads it."""
+    is refused before dataclasses reads it. Fields are also inherited from any base holding
+    __dataclass_fields__, which such a namespace can forge: only bases made here may."""
     import dataclasses
     import keyword
+    import weakref
 
     original = dataclasses.dataclass
+    made: weakref.WeakSet = weakref.WeakSet()  # out of the package's reach: a closure cell
 
     def dataclass(cls=None, /, **options):
         def checked(c):
             for name in c.__dict__.get("__annotations__", {}):
                 if not (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)):
                     raise TypeError(f"dataclass field name {name!r} is not an identifier")
-            return original(c, **options)
+            for base in c.__mro__:
+                if "__dataclass_fields__" in base.__dict__ and base not in made:
+                    raise TypeError(f"{base.__name__} holds dataclass fields @dataclass did not make")
+            result = original(c, **options)
+            made.add(result)
+            return result
 
         return checked if cls is None else checked(cls)
 
