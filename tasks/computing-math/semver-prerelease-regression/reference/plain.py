@@ -27,9 +27,11 @@ PLAIN_DUNDERS = {"__name__", "__qualname__", "__class__", "__all__", "__version_
                  "__ge__", "__hash__", "__str__", "__repr__", "__contains__", "__iter__", "__len__",
                  "__bool__", "__format__", "__post_init__", "__module__",
                  "__author__"}
-# A dataclass Field's name is pasted into the source text dataclasses exec()s for a subclass:
-# never assigned, not even through object.__setattr__.
-FIELD_TEXT = {"name", "_field_type"}
+# Names that standard-library objects keep as plain attributes and later use as source text or as
+# a key: a dataclass Field's name (pasted into the text dataclasses exec()s), cached_property's
+# attrname (the key it reads in the instance's __dict__, a module's globals after a class swap).
+# Never assigned, not even through object.__setattr__.
+FIELD_TEXT = {"name", "_field_type", "attrname"}
 BUILTIN_ONLY = {"compile"}  # denied as the builtin, allowed as an attribute (re.compile)
 
 
@@ -73,6 +75,7 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
             if (isinstance(node, ast.Call) and ast.unparse(node.func) == "object.__setattr__"
                     and len(node.args) == 3 and ast.unparse(node.args[0]) == "self"
                     and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                    and not node.args[1].value.startswith("__")  # __class__ would swap a module's class
                     and not not_plain(node.args[1].value) and node.args[1].value not in FIELD_TEXT):
                 node.func.plain_ok = True  # type: ignore[attr-defined]  # frozen dataclass idiom
         for node in ast.walk(tree):
