@@ -17,12 +17,15 @@ DENIED = {"sys", "os", "getattr", "setattr", "delattr", "vars", "globals", "loca
           "singledispatchmethod", "gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back",
           "f_globals", "f_locals", "f_builtins", "memoryview", "update_wrapper", "wraps",
           "settrace", "setprofile", "gettrace", "_getframe", "_exit", "builtins", "gi_code", "cr_code",
-          "ag_code", "f_code", "metaclass", "make_dataclass"}
+          "ag_code", "f_code", "metaclass", "make_dataclass",
+          # type(x) and x.__class__ hand out metaclasses, which make classes from namespaces built
+          # at run time (type(int)(name, bases, ns)), and a module's class can be swapped
+          "type", "ABCMeta"}
 # Attribute names that lead to frames and code: refused also as text, which a class pattern's
 # __match_args__ or a namespace could turn into an attribute read.
 FRAME_ATTRS = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back", "f_globals", "f_locals",
                "f_builtins", "gi_code", "cr_code", "ag_code", "f_code"}
-PLAIN_DUNDERS = {"__name__", "__qualname__", "__class__", "__all__", "__version__", "__slots__",
+PLAIN_DUNDERS = {"__name__", "__qualname__", "__all__", "__version__", "__slots__",
                  "__doc__", "__init__", "__new__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
                  "__ge__", "__hash__", "__str__", "__repr__", "__contains__", "__iter__", "__len__",
                  "__bool__", "__format__", "__post_init__", "__module__",
