@@ -20,7 +20,10 @@ DENIED = {"sys", "os", "getattr", "setattr", "delattr", "vars", "globals", "loca
           "ag_code", "f_code", "metaclass", "make_dataclass",
           # type(x) and x.__class__ hand out metaclasses, which make classes from namespaces built
           # at run time (type(int)(name, bases, ns)), and a module's class can be swapped
-          "type", "ABCMeta"}
+          "type", "ABCMeta",
+          # mro() reaches Enum through re.RegexFlag: Enum("E", names) also makes a class from a
+          # run-time dict; format_map reads attributes by names in its text, as format does
+          "mro", "format_map"}
 # Attribute names that lead to frames and code: refused also as text, which a class pattern's
 # __match_args__ or a namespace could turn into an attribute read.
 FRAME_ATTRS = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back", "f_globals", "f_locals",
@@ -55,6 +58,8 @@ def public_names(module) -> set[str]:
 
 
 DUNDER = re.compile(r"__\w+__")
+# a field name with . or [ before any :spec or !conversion: "{0.__globals__}".format(f) reads by name
+FORMAT_LOOKUP = re.compile(r"\{[^{}:!]*[.\[]")
 
 
 def not_plain(name: str) -> bool:
@@ -127,6 +132,9 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
             if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                     and (DUNDER.fullmatch(node.value) or node.value in FRAME_ATTRS)):
                 names.append(node.value)
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and FORMAT_LOOKUP.search(node.value)):
+                problems.append(f"{line}: a format field reads an attribute or an item: {node.value[:40]!r}")
             for name in [] if getattr(node, "plain_ok", False) else names:
                 if not_plain(name):
                     problems.append(f"{line}: uses {name}")
