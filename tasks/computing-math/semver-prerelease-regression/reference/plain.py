@@ -1,49 +1,78 @@
 """The static gate of semver-prerelease-regression's grader: the agent's package runs in the
-probe's process, so only plain code may (no I/O, no introspection, no eval), which cannot reach
-the probe's state, its trace function or its record."""
+probe's process, so only plain code may, which cannot reach the probe's state, its trace
+function or its record.
+
+An allowlist (each denylist before it was got round, ten times): the package may name only its
+own names, the builtins of ALLOWED_BUILTINS and the public names of PLAIN_IMPORTS, and read only
+attributes that are methods of plain values (PLAIN_VALUES), public names of those modules, the
+usual special methods, or its own names; an own name that is also an attribute of anything the
+package can reach at run time (RUNTIME_OBJECTS, the modules, their members, the builtins) is
+refused, so no chain of reads leads to a frame, a function's globals or the builtins module. It
+assigns attributes only by its own names, never a module's."""
 
 import ast
+import builtins
+import collections
+import dataclasses
+import functools
 import importlib
 import re
+import types
 
-# Modules the package may import, each used only through the public names of its __all__;
-# no name below and no dunder outside PLAIN_DUNDERS: no I/O, no introspection, no eval.
-# No typing: typing.List["..."] makes a ForwardRef, whose private _evaluate runs eval.
 PLAIN_IMPORTS = {"__future__", "re", "functools", "itertools", "operator", "dataclasses",
                  "collections", "collections.abc", "bisect", "heapq", "math", "numbers", "abc"}
-DENIED = {"sys", "os", "getattr", "setattr", "delattr", "vars", "globals", "locals", "eval", "exec",
-          "compile", "__import__", "open", "print", "input", "breakpoint", "exit", "quit", "help",
-          "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "singledispatch",
-          "singledispatchmethod", "gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back",
-          "f_globals", "f_locals", "f_builtins", "memoryview", "update_wrapper", "wraps",
-          "settrace", "setprofile", "gettrace", "_getframe", "_exit", "builtins", "gi_code", "cr_code",
-          "ag_code", "f_code", "metaclass", "make_dataclass",
-          # type(x) and x.__class__ hand out metaclasses, which make classes from namespaces built
-          # at run time (type(int)(name, bases, ns)), and a module's class can be swapped
-          "type", "ABCMeta",
-          # mro() reaches Enum through re.RegexFlag: Enum("E", names) also makes a class from a
-          # run-time dict; format_map reads attributes by names in its text, as format does
-          "mro", "format_map"}
-# Attribute names that lead to frames and code: refused also as text, which a class pattern's
-# __match_args__ or a namespace could turn into an attribute read.
-FRAME_ATTRS = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back", "f_globals", "f_locals",
-               "f_builtins", "gi_code", "cr_code", "ag_code", "f_code"}
-PLAIN_DUNDERS = {"__name__", "__qualname__", "__all__", "__version__", "__slots__",
-                 "__doc__", "__init__", "__new__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
-                 "__ge__", "__hash__", "__str__", "__repr__", "__contains__", "__iter__", "__len__",
-                 "__bool__", "__format__", "__post_init__", "__module__",
-                 "__author__"}
-# Names that standard-library objects keep as plain attributes and later use as source text or as
-# a key: a dataclass Field's name (pasted into the text dataclasses exec()s), cached_property's
-# attrname (the key it reads in the instance's __dict__, a module's globals after a class swap).
-# Never assigned, not even through object.__setattr__.
-FIELD_TEXT = {"name", "_field_type", "attrname"}
-BUILTIN_ONLY = {"compile"}  # denied as the builtin, allowed as an attribute (re.compile)
-
-
 # dataclasses builds methods by exec() of text made from its fields: only its decorator and
 # field() (fields(), replace(), make_dataclass() and the rest hand out or take Field objects).
 ONLY_NAMES = {"dataclasses": {"dataclass", "field"}}
+# Public names refused all the same: they read attributes named by text (attrgetter,
+# methodcaller), eval text (singledispatch reads type hints), copy a function's attributes
+# (wraps, update_wrapper), or make classes from namespaces built at run time (ABCMeta).
+REFUSED_MEMBERS = {"attrgetter", "methodcaller", "singledispatch", "singledispatchmethod",
+                   "update_wrapper", "wraps", "ABCMeta"}
+ALLOWED_BUILTINS = {
+    "abs", "all", "any", "ascii", "bin", "bool", "bytes", "callable", "chr", "classmethod",
+    "complex", "dict", "divmod", "enumerate", "filter", "float", "frozenset", "hash", "hex", "id",
+    "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min", "next",
+    "object", "oct", "ord", "pow", "property", "range", "repr", "reversed", "round", "set",
+    "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "zip",
+    "NotImplemented", "Ellipsis", "None", "True", "False",
+} | {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
+     and issubclass(getattr(builtins, n), Exception)}
+# Special methods the package may define and read (object.__setattr__ only as below).
+SPECIAL_METHODS = {"__init__", "__new__", "__post_init__", "__eq__", "__ne__", "__lt__", "__le__",
+                   "__gt__", "__ge__", "__hash__", "__str__", "__repr__", "__format__",
+                   "__contains__", "__iter__", "__len__", "__bool__"}
+READ_DUNDERS = SPECIAL_METHODS | {"__name__", "__qualname__", "__doc__", "__module__"}
+# Module and class names that may be dunders (no __match_args__: a class pattern would read by it).
+NAME_DUNDERS = {"__name__", "__all__", "__slots__", "__version__", "__doc__", "__author__"}
+
+# Values whose public methods and attributes lead to nothing but more plain values.
+PLAIN_VALUES = (str, bytes, int, float, complex, bool, list, tuple, dict, set, frozenset, range,
+                slice, re.Pattern, re.Match, collections.deque, collections.Counter,
+                collections.OrderedDict, collections.defaultdict, collections.ChainMap)
+# format and format_map read attributes named in their text; a scanner is no plain value.
+TEXT_LOOKUPS = {"format", "format_map", "scanner"}
+PLAIN_ATTRS = ({n for t in PLAIN_VALUES for n in dir(t) if not n.startswith("_")} - TEXT_LOOKUPS
+               | {"args", "setter", "getter", "deleter", "_replace", "_asdict", "_fields", "_make",
+                  "_field_defaults"})
+# What the package can reach besides its own objects and plain values; the attribute names of
+# each (and of its type) are not the package's to define.
+RUNTIME_OBJECTS = (
+    types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.CodeType,
+    types.FrameType, types.TracebackType, types.GeneratorType, types.CoroutineType,
+    types.AsyncGeneratorType, types.CellType, types.ModuleType, types.MappingProxyType,
+    types.GenericAlias, types.SimpleNamespace, types.MethodWrapperType,
+    types.WrapperDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
+    types.MethodDescriptorType, types.ClassMethodDescriptorType, type, object, super, property,
+    classmethod, staticmethod, BaseException, functools.partial, functools.partialmethod,
+    functools.cached_property, type(functools.lru_cache()(len)), dataclasses.Field,
+    type({}.keys()), type({}.values()), type({}.items()), type(iter([])), type(iter("")),
+    builtins,
+)
+
+DUNDER = re.compile(r"__\w+__")
+FRAME_ATTRS = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back", "f_globals", "f_locals",
+               "f_builtins", "gi_code", "cr_code", "ag_code", "f_code"}
 
 
 def public_names(module) -> set[str]:
@@ -57,91 +86,234 @@ def public_names(module) -> set[str]:
             and type(getattr(module, n)) is not type(importlib)}
 
 
-DUNDER = re.compile(r"__\w+__")
-# a field name with . or [ before any :spec or !conversion: "{0.__globals__}".format(f) reads by name
-FORMAT_LOOKUP = re.compile(r"\{[^{}:!]*[.\[]")
+@functools.cache
+def tables() -> tuple[dict[str, set[str]], set[str], set[str], set[str]]:
+    """Public names by module; every module name the package may read; names it may not read:
+    on something it can reach (from what it can name, by names it may read) they give anything
+    but a plain value; names it may not assign: those of anything it can reach but exceptions.
+    Computed in the Python that runs the probe."""
+    modules = {m: public_names(importlib.import_module(m)) - REFUSED_MEMBERS
+               for m in PLAIN_IMPORTS - {"__future__"}}
+    members = set().union(*modules.values()) | {"abc"}  # collections.abc, read as an attribute
+    always = PLAIN_ATTRS | members | READ_DUNDERS
+    no_read: set[str] = set()
+    no_assign: set[str] = set()
+    todo = [*RUNTIME_OBJECTS, *made_objects(), *(getattr(builtins, n) for n in ALLOWED_BUILTINS),
+            *(getattr(importlib.import_module(m), n) for m, names in modules.items() for n in names)]
+    # Modules and classes one by one, other objects one per type (a method-wrapper's
+    # __init__ is a new method-wrapper each time); kept alive, so that no id is reused.
+    seen: dict[object, object] = {}
+    while todo:
+        obj = todo.pop()
+        key = id(obj) if isinstance(obj, type | types.ModuleType) else type(obj)
+        if key in seen:
+            continue
+        seen[key] = obj
+        todo.append(type(obj))
+        if isinstance(obj, type):
+            todo += obj.__mro__  # what mro() hands out
+        names = set(dir(obj)) | set(dir(type(obj)))
+        if not exceptional(obj):
+            no_assign |= names
+        for name in names:
+            if DUNDER.fullmatch(name) and name not in READ_DUNDERS:
+                continue  # never read: dunders outside READ_DUNDERS are refused as names
+            try:
+                value = getattr(obj, name)
+            except AttributeError:
+                continue  # not there (an empty slot): nothing to read
+            except Exception:
+                no_read.add(name)
+                continue
+            if name in always or plain(value, obj):
+                todo.append(value)
+            else:
+                no_read.add(name)
+    return modules, members, no_read - always, no_assign | PLAIN_ATTRS | members
 
 
-def not_plain(name: str) -> bool:
-    return name in DENIED or (name.startswith("__") and name not in PLAIN_DUNDERS)
+def exceptional(obj: object) -> bool:
+    return isinstance(obj, BaseException) or (isinstance(obj, type) and issubclass(obj, BaseException))
+
+
+def plain(value: object, owner: object) -> bool:
+    """A value with nothing to read or call but plain values' methods: text, numbers,
+    containers of them, and exceptions (their attributes hold text, numbers and what the
+    package raised). Not a function (eval is one), a class, or a descriptor read on a class
+    (it stands for its instances' values, unknown here)."""
+    if exceptional(owner) or exceptional(value):
+        return True
+    if isinstance(value, PLAIN_VALUES) or value is None or value is NotImplemented:
+        return True
+    if callable(value) or hasattr(type(value), "__get__"):
+        return False
+    names = set(dir(value)) | set(dir(type(value)))
+    return all(DUNDER.fullmatch(n) or n in PLAIN_ATTRS or n in TEXT_LOOKUPS for n in names)
+
+
+def made_objects() -> list[object]:
+    """Objects the allowed builtins and modules return, beyond the types above."""
+    return [functools.cmp_to_key(lambda a, b: 0)(1), __import__("operator").itemgetter(0),
+            __import__("itertools").tee([])[0], iter(lambda: 0, 1), re.finditer("", ""),
+            reversed([]), enumerate([]), zip(), map(len, []), filter(None, []),
+            collections.namedtuple("T", "lastexam_field"), re.compile("(a)").match("a"), iter(range(0)),
+            iter({}), iter(set()), iter(b""), iter(()), (lambda: (yield))(),
+            functools.partial(len), functools.partialmethod(len), functools.cached_property(len),
+            dataclasses.field(), property(), classmethod(len), staticmethod(len), super(int, 1),
+            object()]
+
+
+class Checker:
+    """Checks the package's files, all parsed (own module names and imported module names are
+    known before any file is checked)."""
+
+    def __init__(self, trees: dict[str, ast.Module]) -> None:
+        self.modules, self.members, self.no_read, self.no_assign = tables()
+        self.own_modules = {f.removesuffix(".py") for f in trees}
+        # Names bound to module objects anywhere in the package: such an object may only be
+        # read from by its public names (dataclasses.replace, a non-public name, reads as str's).
+        self.module_names = {(a.asname or a.name).split(".")[0]
+                             for t in trees.values() for n in ast.walk(t) if isinstance(n, ast.Import)
+                             for a in n.names}
+        self.problems: list[str] = []
+
+    def readable(self, attr: str) -> bool:
+        if DUNDER.fullmatch(attr):
+            return attr in READ_DUNDERS
+        return attr not in self.no_read
+
+    def assignable(self, attr: str) -> bool:
+        return not DUNDER.fullmatch(attr) and attr not in self.no_assign
+
+    def why(self, attr: str) -> str:
+        if DUNDER.fullmatch(attr):
+            return ""
+        if attr in PLAIN_ATTRS or attr in self.members:
+            return " (a method of plain values or a module's name: not the package's to assign)"
+        return " (also an attribute of classes, modules or other objects the package can reach)"
+
+    def name_ok(self, name: str) -> bool:
+        if DUNDER.fullmatch(name):
+            return name in NAME_DUNDERS
+        return not (hasattr(builtins, name) and name not in ALLOWED_BUILTINS)
+
+    def check(self, fname: str, tree: ast.Module) -> None:
+        imported: dict[str, set[str]] = {}  # a name bound by `import` in this file -> modules
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                child.parent = node  # type: ignore[attr-defined]
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    imported.setdefault(a.asname or a.name.split(".")[0], set()).add(a.name)
+        setattr_calls = set()
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "__setattr__" and isinstance(node.func.ctx, ast.Load)):
+                # object.__setattr__(self, "name", value) or super().__setattr__("name", value)
+                bound = isinstance(node.func.value, ast.Name) and node.func.value.id == "object"
+                args = node.args
+                if (len(args) == 2 + bound and not node.keywords
+                        and isinstance(args[bound], ast.Constant) and isinstance(args[bound].value, str)
+                        and self.assignable(args[bound].value)
+                        and not any(isinstance(a, ast.Starred) for a in args)):
+                    setattr_calls.add(id(node.func))
+        for node in ast.walk(tree):
+            bad = self.problem(node, setattr_calls)
+            if not bad and isinstance(node, ast.Name) and node.id in self.module_names:
+                bad = self.module_use(node, imported)
+            if bad:
+                self.problems.append(f"{fname}:{getattr(node, 'lineno', '?')}: {bad}")
+
+    def module_use(self, node: ast.Name, imported: dict[str, set[str]]) -> str:
+        """A module's name is only read from, and only by a public name of that module (through
+        `collections.abc.` for `import collections.abc`)."""
+        if node.id not in imported or not isinstance(node.ctx, ast.Load):
+            return f"uses module name {node.id} other than as the module it names"
+        for module in imported[node.id]:
+            at, path = node, module.split(".")[1:]  # the parts after the bound name
+            for part in [*path, None]:
+                parent = getattr(at, "parent", None)
+                if not (isinstance(parent, ast.Attribute) and parent.value is at
+                        and isinstance(parent.ctx, ast.Load)):
+                    break
+                if part is None:
+                    if parent.attr in self.modules.get(module, set()):
+                        return ""
+                    break
+                if parent.attr != part:
+                    break
+                at = parent
+        return f"uses module {node.id} other than through a public name"
+
+    def problem(self, node: ast.AST, setattr_calls: set[int]) -> str:
+        if isinstance(node, ast.MatchClass):
+            return "uses a class pattern"
+        if isinstance(node, ast.ClassDef) and node.keywords:
+            return "uses class keywords"
+        if isinstance(node, ast.Name) and not self.name_ok(node.id):
+            return f"uses {node.id}"
+        if isinstance(node, ast.arg | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            name = node.arg if isinstance(node, ast.arg) else node.name
+            if name in SPECIAL_METHODS if DUNDER.fullmatch(name) else self.name_ok(name):
+                return ""
+            return f"defines {name}"
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.ctx, ast.Load):
+                if node.attr == "__setattr__":
+                    return "" if id(node) in setattr_calls else \
+                        "uses __setattr__ other than object.__setattr__(self, 'own_name', value)"
+                if not self.readable(node.attr):
+                    return f"reads attribute {node.attr}{self.why(node.attr)}"
+            elif not self.assignable(node.attr):
+                return f"assigns attribute {node.attr}{self.why(node.attr)}"
+        names = (node.names if isinstance(node, ast.Global | ast.Nonlocal) else
+                 [node.name] if isinstance(node, ast.MatchAs | ast.MatchStar | ast.ExceptHandler)
+                 and node.name else [node.rest] if isinstance(node, ast.MatchMapping) and node.rest
+                 else [])
+        if bad := [n for n in names if not self.name_ok(n)]:
+            return f"uses {bad[0]}"
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            return self.import_problem(node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                (DUNDER.fullmatch(node.value) and node.value not in READ_DUNDERS | NAME_DUNDERS)
+                or node.value in FRAME_ATTRS):
+            return f"uses {node.value}"
+        return ""
+
+    def import_problem(self, node: ast.Import | ast.ImportFrom) -> str:
+        own = isinstance(node, ast.ImportFrom) and (
+            node.level > 0 or (node.module or "").split(".")[0] == "semverkit")
+        for alias in node.names:
+            if alias.name == "*":
+                return "imports *"
+            bound = (alias.asname or alias.name).split(".")[0]
+            if not self.name_ok(bound) or DUNDER.fullmatch(alias.name.split(".")[-1]):
+                return f"imports {alias.name}"
+            if own:
+                # The package's names, not its modules, nor the modules a module imported.
+                if alias.name in self.own_modules or alias.name in self.module_names:
+                    return f"imports the module {alias.name}: import the names it defines"
+                continue
+            module = node.module if isinstance(node, ast.ImportFrom) else alias.name
+            if module is None or module.split(".")[0] == "semverkit":
+                return f"imports {module or alias.name} (import the names its modules define)"
+            if module not in PLAIN_IMPORTS:
+                return f"imports {module}"
+            if isinstance(node, ast.ImportFrom) and module != "__future__" \
+                    and alias.name not in self.modules[module]:
+                return f"imports {alias.name} from {module}"
+        return ""
 
 
 def plain_problems(sources: dict[str, str]) -> list[str]:
     """What in the package's files is not plain code (empty: plain)."""
-    problems = []
+    problems, trees = [], {}
     for fname, text in sources.items():
         try:
-            tree = ast.parse(text)
+            trees[fname] = ast.parse(text)
         except SyntaxError as e:
             problems.append(f"{fname}:{e.lineno}: syntax error")
-            continue
-        modules: dict[str, set[str]] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                # a module's attribute is read, never assigned
-                node.value.plain_use = node.attr if isinstance(node.ctx, ast.Load) else None
-            if (isinstance(node, ast.Call) and ast.unparse(node.func) == "object.__setattr__"
-                    and len(node.args) == 3 and ast.unparse(node.args[0]) == "self"
-                    and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
-                    and not node.args[1].value.startswith("__")  # __class__ would swap a module's class
-                    and not not_plain(node.args[1].value) and node.args[1].value not in FIELD_TEXT):
-                node.func.plain_ok = True  # type: ignore[attr-defined]  # frozen dataclass idiom
-        for node in ast.walk(tree):
-            line = f"{fname}:{getattr(node, 'lineno', '?')}"
-            # Ways to read an attribute or make a class from a name built at run time.
-            if isinstance(node, ast.MatchClass):
-                problems.append(f"{line}: uses a class pattern")
-            if isinstance(node, ast.ClassDef) and node.keywords:
-                problems.append(f"{line}: uses class keywords")
-            if isinstance(node, ast.ClassDef) and any(ast.unparse(b) == "type" for b in node.bases):
-                problems.append(f"{line}: makes a metaclass")
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
-                    and len(node.args) + len(node.keywords) != 1):
-                problems.append(f"{line}: uses type() to make a class")
-            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del)
-                    and (node.attr.startswith("__") or node.attr in FIELD_TEXT)):
-                problems.append(f"{line}: assigns {node.attr}")
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                mod = node.module if isinstance(node, ast.ImportFrom) else None
-                # Every name bound, from the package itself too: `from . import __builtins__`
-                # would hand over eval and __import__.
-                bound = [n for alias in node.names for n in (alias.name.split(".")[-1], alias.asname) if n]
-                problems += [f"{line}: imports {n}" for n in bound if not_plain(n)]
-                if isinstance(node, ast.ImportFrom) and node.level:
-                    continue
-                for alias in node.names:
-                    name = mod or alias.name
-                    if name.split(".")[0] == "semverkit":
-                        continue
-                    if name not in PLAIN_IMPORTS:
-                        problems.append(f"{line}: imports {name}")
-                        continue
-                    public = public_names(importlib.import_module(name))
-                    if mod is None and alias.asname:
-                        modules[alias.asname] = public
-                    elif mod is None:  # import a.b binds a, used as a.b.<public name of a.b>
-                        top, *rest = name.split(".")
-                        modules[top] = set(rest[:1]) or public
-                    elif mod != "__future__" and (alias.name not in public or alias.name in DENIED):
-                        problems.append(f"{line}: imports {alias.name} from {mod}")
-            names = ([node.id] if isinstance(node, ast.Name) else [node.attr]
-                     if isinstance(node, ast.Attribute) and node.attr not in BUILTIN_ONLY else [node.arg]
-                     if isinstance(node, ast.keyword) and node.arg else node.kwd_attrs
-                     if isinstance(node, ast.MatchClass) else [node.name]  # case C(attr=...) reads attr
-                     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else [])
-            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                    and (DUNDER.fullmatch(node.value) or node.value in FRAME_ATTRS)):
-                names.append(node.value)
-            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                    and FORMAT_LOOKUP.search(node.value)):
-                problems.append(f"{line}: a format field reads an attribute or an item: {node.value[:40]!r}")
-            for name in [] if getattr(node, "plain_ok", False) else names:
-                if not_plain(name):
-                    problems.append(f"{line}: uses {name}")
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id in modules:
-                used = getattr(node, "plain_use", None)
-                if used is None or used not in modules[node.id] or used in DENIED - BUILTIN_ONLY:
-                    problems.append(f"{fname}:{node.lineno}: uses module {node.id} other than "
-                                    "through a public name")
-    return problems
+    checker = Checker(trees)
+    for fname, tree in trees.items():
+        checker.check(fname, tree)
+    return problems + checker.problems
