@@ -43,8 +43,11 @@ SPECIAL_METHODS = {"__init__", "__new__", "__post_init__", "__eq__", "__ne__", "
                    "__gt__", "__ge__", "__hash__", "__str__", "__repr__", "__format__",
                    "__contains__", "__iter__", "__len__", "__bool__"}
 READ_DUNDERS = SPECIAL_METHODS | {"__name__", "__qualname__", "__doc__", "__module__"}
-# Module and class names that may be dunders (no __match_args__: a class pattern would read by it).
-NAME_DUNDERS = {"__name__", "__all__", "__slots__", "__version__", "__doc__", "__author__"}
+# Dunder names a module or class may bind (no __match_args__: a class pattern reads by it; no
+# __name__: the import system builds a submodule's name from the package's, so `from . import
+# path` under __name__ = "os" loaded os.path) and read.
+NAME_DUNDERS = SPECIAL_METHODS | {"__all__", "__slots__", "__version__", "__doc__", "__author__"}
+READ_NAME_DUNDERS = NAME_DUNDERS | {"__name__"}
 
 # Values whose public methods and attributes lead to nothing but more plain values.
 PLAIN_VALUES = (str, bytes, int, float, complex, bool, list, tuple, dict, set, frozenset, range,
@@ -170,6 +173,7 @@ class Checker:
     def __init__(self, trees: dict[str, ast.Module]) -> None:
         self.modules, self.members, self.no_read, self.no_assign = tables()
         self.own_modules = {f.removesuffix(".py") for f in trees}
+        self.top_level = {f: top_level_names(t) for f, t in trees.items()}
         # Names bound to module objects anywhere in the package: such an object may only be
         # read from by its public names (dataclasses.replace, a non-public name, reads as str's).
         self.module_names = {(a.asname or a.name).split(".")[0]
@@ -192,9 +196,9 @@ class Checker:
             return " (a method of plain values or a module's name: not the package's to assign)"
         return " (also an attribute of classes, modules or other objects the package can reach)"
 
-    def name_ok(self, name: str) -> bool:
+    def name_ok(self, name: str, read: bool = False) -> bool:
         if DUNDER.fullmatch(name):
-            return name in NAME_DUNDERS
+            return name in (READ_NAME_DUNDERS if read else NAME_DUNDERS)
         return not (hasattr(builtins, name) and name not in ALLOWED_BUILTINS)
 
     def check(self, fname: str, tree: ast.Module) -> None:
@@ -210,9 +214,13 @@ class Checker:
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr == "__setattr__" and isinstance(node.func.ctx, ast.Load)):
                 # object.__setattr__(self, "name", value) or super().__setattr__("name", value)
-                bound = isinstance(node.func.value, ast.Name) and node.func.value.id == "object"
+                on = node.func.value
+                bound = isinstance(on, ast.Name) and on.id == "object"
+                via_super = (isinstance(on, ast.Call) and isinstance(on.func, ast.Name)
+                             and on.func.id == "super" and not on.args and not on.keywords)
                 args = node.args
-                if (len(args) == 2 + bound and not node.keywords
+                if ((bound or via_super) and len(args) == 2 + bound and not node.keywords
+                        and (not bound or isinstance(args[0], ast.Name) and args[0].id == "self")
                         and isinstance(args[bound], ast.Constant) and isinstance(args[bound].value, str)
                         and self.assignable(args[bound].value)
                         and not any(isinstance(a, ast.Starred) for a in args)):
@@ -250,8 +258,8 @@ class Checker:
             return "uses a class pattern"
         if isinstance(node, ast.ClassDef) and node.keywords:
             return "uses class keywords"
-        if isinstance(node, ast.Name) and not self.name_ok(node.id):
-            return f"uses {node.id}"
+        if isinstance(node, ast.Name) and not self.name_ok(node.id, isinstance(node.ctx, ast.Load)):
+            return f"uses {node.id}" if isinstance(node.ctx, ast.Load) else f"assigns {node.id}"
         if isinstance(node, ast.arg | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             name = node.arg if isinstance(node, ast.arg) else node.name
             if name in SPECIAL_METHODS if DUNDER.fullmatch(name) else self.name_ok(name):
@@ -260,8 +268,9 @@ class Checker:
         if isinstance(node, ast.Attribute):
             if isinstance(node.ctx, ast.Load):
                 if node.attr == "__setattr__":
-                    return "" if id(node) in setattr_calls else \
-                        "uses __setattr__ other than object.__setattr__(self, 'own_name', value)"
+                    return "" if id(node) in setattr_calls else (
+                        "uses __setattr__ other than object.__setattr__(self, 'name', value) or "
+                        "super().__setattr__('name', value) with a name of its own")
                 if not self.readable(node.attr):
                     return f"reads attribute {node.attr}{self.why(node.attr)}"
             elif not self.assignable(node.attr):
@@ -275,10 +284,20 @@ class Checker:
         if isinstance(node, ast.Import | ast.ImportFrom):
             return self.import_problem(node)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
-                (DUNDER.fullmatch(node.value) and node.value not in READ_DUNDERS | NAME_DUNDERS)
+                (DUNDER.fullmatch(node.value) and node.value not in READ_DUNDERS | READ_NAME_DUNDERS)
                 or node.value in FRAME_ATTRS):
             return f"uses {node.value}"
         return ""
+
+    def own_target(self, node: ast.ImportFrom) -> str:
+        """The package file a `from ... import` of the package reads ("" when none)."""
+        parts = (node.module or "").split(".") if node.module else []
+        if node.level == 0:
+            parts = parts[1:]  # semverkit.version -> version
+        elif node.level > 1:
+            return ""
+        name = ".".join(parts) or "__init__"
+        return f"{name}.py" if f"{name}.py" in self.top_level else ""
 
     def import_problem(self, node: ast.Import | ast.ImportFrom) -> str:
         own = isinstance(node, ast.ImportFrom) and (
@@ -290,9 +309,13 @@ class Checker:
             if not self.name_ok(bound) or DUNDER.fullmatch(alias.name.split(".")[-1]):
                 return f"imports {alias.name}"
             if own:
-                # The package's names, not its modules, nor the modules a module imported.
-                if alias.name in self.own_modules or alias.name in self.module_names:
-                    return f"imports the module {alias.name}: import the names it defines"
+                # Only a name the target file binds at its top level (not a module: neither one
+                # of the package's nor one it imported): any other name makes the import system
+                # look for a submodule.
+                target = self.own_target(node)
+                if alias.name not in self.top_level.get(target, set()):
+                    return (f"imports {alias.name} from {target or 'outside the package'}: only "
+                            "names its top level defines (classes, functions, assignments)")
                 continue
             module = node.module if isinstance(node, ast.ImportFrom) else alias.name
             if module is None or module.split(".")[0] == "semverkit":
@@ -303,6 +326,20 @@ class Checker:
                     and alias.name not in self.modules[module]:
                 return f"imports {alias.name} from {module}"
         return ""
+
+
+def top_level_names(tree: ast.Module) -> set[str]:
+    """Names a module binds at its top level by definitions, assignments and `from` imports."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names)
+    return {n for n in names if not DUNDER.fullmatch(n)}
 
 
 def plain_problems(sources: dict[str, str]) -> list[str]:
