@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import importlib
 import re
+import symtable
 import types
 
 PLAIN_IMPORTS = {"__future__", "re", "functools", "itertools", "operator", "dataclasses",
@@ -146,12 +147,31 @@ def plain(value: object, owner: object) -> bool:
     (it stands for its instances' values, unknown here)."""
     if exceptional(owner) or exceptional(value):
         return True
+    if isinstance(value, CONTAINERS):
+        return plain_contents(value, 3)
     if isinstance(value, PLAIN_VALUES) or value is None or value is NotImplemented:
         return True
     if callable(value) or hasattr(type(value), "__get__"):
         return False
     names = set(dir(value)) | set(dir(type(value)))
     return all(DUNDER.fullmatch(n) or n in PLAIN_ATTRS or n in TEXT_LOOKUPS for n in names)
+
+
+CONTAINERS = (list, tuple, dict, set, frozenset, collections.deque, collections.ChainMap,
+              types.MappingProxyType)
+
+
+def plain_contents(value: object, depth: int) -> bool:
+    """A container of plain values only (a dict of modules is no plain value), looked into
+    a few levels deep; a big or deeper one is not plain."""
+    if not isinstance(value, CONTAINERS):
+        return value is None or isinstance(value, PLAIN_VALUES) and not callable(value)
+    items = list(value.items()) if hasattr(value, "items") else list(value)
+    if depth == 0 or len(items) > 10_000:
+        return False
+    flat = [x for item in items for x in (item if isinstance(value, dict | collections.ChainMap
+                                                      | types.MappingProxyType) else (item,))]
+    return all(plain_contents(x, depth - 1) for x in flat)
 
 
 def made_objects() -> list[object]:
@@ -289,6 +309,20 @@ class Checker:
             return f"uses {node.value}"
         return ""
 
+    def check_globals(self, fname: str, text: str) -> None:
+        """Every global a module reads is one it binds itself, or an allowed builtin; in
+        __init__.py none is named after a submodule (the import system binds it to the module,
+        whose globals lead anywhere, even over a binding of the package's own)."""
+        bound = self.top_level[fname]
+        submodules = self.own_modules - {"__init__"} if fname == "__init__.py" else set()
+        for name in sorted(global_reads(text, fname)):
+            if name in submodules:
+                self.problems.append(f"{fname}: uses {name}, the name of the package's module, "
+                                     "as a global (the import system binds it to the module)")
+            elif name not in bound and name not in ALLOWED_BUILTINS and \
+                    not (DUNDER.fullmatch(name) and name in READ_NAME_DUNDERS):
+                self.problems.append(f"{fname}: reads {name} as a global, which it never binds")
+
     def own_target(self, node: ast.ImportFrom) -> str:
         """The package file a `from ... import` of the package reads ("" when none)."""
         parts = (node.module or "").split(".") if node.module else []
@@ -328,18 +362,58 @@ class Checker:
         return ""
 
 
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
+          ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
 def top_level_names(tree: ast.Module) -> set[str]:
-    """Names a module binds at its top level by definitions, assignments and `from` imports."""
+    """Names a module binds explicitly: by statements at its top level (not an annotation
+    without a value), and through `global` in its functions. The import system binds others
+    unseen (a package's submodules), and those must never be read as globals."""
     names: set[str] = set()
-    for node in tree.body:
+
+    def module_scope(node: ast.AST):
+        for child in ast.iter_child_nodes(node):
+            yield child
+            if not isinstance(child, SCOPES):
+                yield from module_scope(child)
+
+    for node in module_scope(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
-        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-        elif isinstance(node, ast.ImportFrom):
-            names.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, ast.AnnAssign) and node.value is None:
+            node.target.unbound = True  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and \
+                not getattr(node, "unbound", False):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            declared = {n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names}
+            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                      and isinstance(n.ctx, ast.Store) and n.id in declared}
     return {n for n in names if not DUNDER.fullmatch(n)}
+
+
+def global_reads(text: str, fname: str) -> set[str]:
+    """Names the module's code reads as globals (or builtins), in any scope."""
+    found: set[str] = set()
+
+    def walk(table: symtable.SymbolTable) -> None:
+        module = table.get_type() == "module"
+        for sym in table.get_symbols():
+            if sym.is_referenced() and (module or sym.is_global()):
+                found.add(sym.get_name())
+        for child in table.get_children():
+            walk(child)
+
+    walk(symtable.symtable(text, fname, "exec"))
+    return found
 
 
 def plain_problems(sources: dict[str, str]) -> list[str]:
@@ -353,4 +427,5 @@ def plain_problems(sources: dict[str, str]) -> list[str]:
     checker = Checker(trees)
     for fname, tree in trees.items():
         checker.check(fname, tree)
+        checker.check_globals(fname, sources[fname])
     return problems + checker.problems
