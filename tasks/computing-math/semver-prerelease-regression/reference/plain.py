@@ -102,7 +102,10 @@ def tables() -> tuple[dict[str, set[str]], set[str], set[str], set[str]]:
     always = PLAIN_ATTRS | members | READ_DUNDERS
     no_read: set[str] = set()
     no_assign: set[str] = set()
-    todo = [*RUNTIME_OBJECTS, *made_objects(), *(getattr(builtins, n) for n in ALLOWED_BUILTINS),
+    # The modules too: a module object the package might come to hold (however it got it)
+    # must not lead on by a private name (re.enum.sys).
+    todo = [*map(importlib.import_module, modules), *RUNTIME_OBJECTS, *made_objects(),
+            *(getattr(builtins, n) for n in ALLOWED_BUILTINS),
             *(getattr(importlib.import_module(m), n) for m, names in modules.items() for n in names)]
     # Modules and classes one by one, other objects one per type (a method-wrapper's
     # __init__ is a new method-wrapper each time); kept alive, so that no id is reused.
@@ -194,6 +197,7 @@ class Checker:
         self.modules, self.members, self.no_read, self.no_assign = tables()
         self.own_modules = {f.removesuffix(".py") for f in trees}
         self.top_level = {f: top_level_names(t) for f, t in trees.items()}
+        self.importable = {f: defined_names(t) - self.own_modules for f, t in trees.items()}
         # Names bound to module objects anywhere in the package: such an object may only be
         # read from by its public names (dataclasses.replace, a non-public name, reads as str's).
         self.module_names = {(a.asname or a.name).split(".")[0]
@@ -222,13 +226,18 @@ class Checker:
         return not (hasattr(builtins, name) and name not in ALLOWED_BUILTINS)
 
     def check(self, fname: str, tree: ast.Module) -> None:
-        imported: dict[str, set[str]] = {}  # a name bound by `import` in this file -> modules
+        imported: dict[str, set[tuple[str, tuple[str, ...]]]] = {}  # bound by `import` here
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
                 child.parent = node  # type: ignore[attr-defined]
             if isinstance(node, ast.Import):
                 for a in node.names:
-                    imported.setdefault(a.asname or a.name.split(".")[0], set()).add(a.name)
+                    # (module, the parts read after the bound name to reach it)
+                    imported.setdefault(a.asname or a.name.split(".")[0], set()).add(
+                        (a.name, () if a.asname else tuple(a.name.split(".")[1:])))
+        # In __init__.py the import system binds each submodule's name to the module, which a
+        # read of that name in any scope may reach (a class body falls back to the globals).
+        submodules = self.own_modules - {"__init__"} if fname == "__init__.py" else set()
         setattr_calls = set()
         for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -246,7 +255,7 @@ class Checker:
                         and not any(isinstance(a, ast.Starred) for a in args)):
                     setattr_calls.add(id(node.func))
         for node in ast.walk(tree):
-            bad = self.problem(node, setattr_calls)
+            bad = self.problem(node, setattr_calls, submodules)
             if not bad and isinstance(node, ast.Name) and node.id in self.module_names:
                 bad = self.module_use(node, imported)
             if bad:
@@ -257,8 +266,8 @@ class Checker:
         `collections.abc.` for `import collections.abc`)."""
         if node.id not in imported or not isinstance(node.ctx, ast.Load):
             return f"uses module name {node.id} other than as the module it names"
-        for module in imported[node.id]:
-            at, path = node, module.split(".")[1:]  # the parts after the bound name
+        for module, path in imported[node.id]:
+            at = node
             for part in [*path, None]:
                 parent = getattr(at, "parent", None)
                 if not (isinstance(parent, ast.Attribute) and parent.value is at
@@ -273,11 +282,15 @@ class Checker:
                 at = parent
         return f"uses module {node.id} other than through a public name"
 
-    def problem(self, node: ast.AST, setattr_calls: set[int]) -> str:
+    def problem(self, node: ast.AST, setattr_calls: set[int], submodules: set[str]) -> str:
         if isinstance(node, ast.MatchClass):
             return "uses a class pattern"
         if isinstance(node, ast.ClassDef) and node.keywords:
             return "uses class keywords"
+        if isinstance(node, ast.Name | ast.arg | ast.alias) and \
+                (node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg)
+                 else (node.asname or node.name).split(".")[0]) in submodules:
+            return "uses the name of one of the package's modules in __init__.py"
         if isinstance(node, ast.Name) and not self.name_ok(node.id, isinstance(node.ctx, ast.Load)):
             return f"uses {node.id}" if isinstance(node.ctx, ast.Load) else f"assigns {node.id}"
         if isinstance(node, ast.arg | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -347,9 +360,9 @@ class Checker:
                 # of the package's nor one it imported): any other name makes the import system
                 # look for a submodule.
                 target = self.own_target(node)
-                if alias.name not in self.top_level.get(target, set()):
+                if alias.name not in self.importable.get(target, set()):
                     return (f"imports {alias.name} from {target or 'outside the package'}: only "
-                            "names its top level defines (classes, functions, assignments)")
+                            "names its top level defines by class, def or assignment")
                 continue
             module = node.module if isinstance(node, ast.ImportFrom) else alias.name
             if module is None or module.split(".")[0] == "semverkit":
@@ -397,6 +410,22 @@ def top_level_names(tree: ast.Module) -> set[str]:
             declared = {n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names}
             names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
                       and isinstance(n.ctx, ast.Store) and n.id in declared}
+    return {n for n in names if not DUNDER.fullmatch(n)}
+
+
+def defined_names(tree: ast.Module) -> set[str]:
+    """Names a module's own statements define directly at its top level (not inside `if` or
+    `try`): classes, functions, assignments with a value, and names taken from other modules
+    by `from` (not modules bound by `import`)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names)
     return {n for n in names if not DUNDER.fullmatch(n)}
 
 
