@@ -287,6 +287,8 @@ class Checker:
             return "uses a class pattern"
         if isinstance(node, ast.ClassDef) and node.keywords:
             return "uses class keywords"
+        if isinstance(node, ast.ClassDef) and (bad := self.class_body_problem(node)):
+            return bad
         if isinstance(node, ast.Name | ast.arg | ast.alias) and \
                 (node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg)
                  else (node.asname or node.name).split(".")[0]) in submodules:
@@ -306,6 +308,10 @@ class Checker:
                         "super().__setattr__('name', value) with a name of its own")
                 if not self.readable(node.attr):
                     return f"reads attribute {node.attr}{self.why(node.attr)}"
+                if node.attr in SPECIAL_METHODS and not self.own_method_call(node.value):
+                    # K.__init__(other, ...) would run K's (generated) code on another object
+                    return (f"reads {node.attr} other than from super() or object "
+                            "(a class's special method runs on its own instances only)")
             elif not self.assignable(node.attr):
                 return f"assigns attribute {node.attr}{self.why(node.attr)}"
         names = (node.names if isinstance(node, ast.Global | ast.Nonlocal) else
@@ -335,6 +341,26 @@ class Checker:
             elif name not in bound and name not in ALLOWED_BUILTINS and \
                     not (DUNDER.fullmatch(name) and name in READ_NAME_DUNDERS):
                 self.problems.append(f"{fname}: reads {name} as a global, which it never binds")
+
+    @staticmethod
+    def own_method_call(value: ast.expr) -> bool:
+        """super() (with no arguments) or object: where the package may take special methods."""
+        return (isinstance(value, ast.Name) and value.id == "object"
+                or isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id == "super" and not value.args and not value.keywords)
+
+    def class_body_problem(self, node: ast.ClassDef) -> str:
+        """Names a class body binds become attributes (of the class, and through dataclass or
+        namedtuple code generated from them, of instances): the rules of assigned attributes."""
+        for stmt in node.body:
+            names = ([stmt.name] if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                     else [n.id for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+                           for n in ast.walk(t) if isinstance(n, ast.Name)]
+                     if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign) else [])
+            for name in names:
+                if not (name in NAME_DUNDERS or self.assignable(name) and self.readable(name)):
+                    return f"defines {name} in class {node.name}{self.why(name)}"
+        return ""
 
     def own_target(self, node: ast.ImportFrom) -> str:
         """The package file a `from ... import` of the package reads ("" when none)."""

@@ -41,6 +41,10 @@ def identifier_fields_only() -> None:
             for base in c.__mro__:
                 if "__dataclass_fields__" in base.__dict__ and base not in made:
                     raise TypeError(f"{base.__name__} holds dataclass fields @dataclass did not make")
+                # a Field of a base made here, renamed since (its generated __init__ run on it)
+                for key, f in base.__dict__.get("__dataclass_fields__", {}).items():
+                    if not (type(f) is dataclasses.Field and f.name == key):
+                        raise TypeError(f"{base.__name__}'s field {key!r} was changed")
             result = original(c, **options)
             made.add(result)
             return result
