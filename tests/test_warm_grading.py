@@ -9,6 +9,7 @@ import secrets
 import shutil
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from lastexam.sandbox import warm
 from lastexam.sandbox.cgroups import Cgroup
 from lastexam.store.models import RunConfig
 from lastexam.task.load import load_task
+from lastexam.validation.conformance import with_variables
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="warm gradings need root and cgroups")
 
@@ -135,7 +137,8 @@ def test_a_crashing_or_hanging_grader_leaves_the_worker_grading(tmp_path: Path) 
             record = grade(session.provider, area, _request(area.root, task, name, {"mode.txt": mode}))
             running = warm.pool(area.root)
             assert running is not None
-            seen_pids.add(running.pids()[task.spec.environment])
+            seen_pids.update(pid for label, pid in running.pids().items()
+                             if label.startswith(f"{task.spec.environment}."))
             outcomes.append((mode, record.ok, record.score, record.error or ""))
     assert outcomes[0][1] is False and "no result" in outcomes[0][3]
     assert outcomes[1][1:3] == (True, 1.0)
@@ -160,7 +163,7 @@ def test_a_prepared_grading_that_no_trial_takes_leaves_nothing(tmp_path: Path) -
             time.sleep(0.05)
         waiting = slot.pids()
         assert waiting
-        warm_release(session.provider, session.area, env, name)
+        warm_release(session.provider, session.area, env, task, name)
         assert not any(d.exists() for d in slot.dirs)
         assert not [pid for pid in waiting if Path(f"/proc/{pid}").exists()]
 
@@ -239,3 +242,47 @@ def test_a_fifo_left_in_the_result_folder_does_not_block_the_host(tmp_path: Path
         worker.join(60)
         assert done, "the grading never ended"
     assert done[0].ok and done[0].score == 1.0, done[0].error
+
+
+# Tells whether pypdf (a package of the base environment that the grading library never loads)
+# was loaded before this grading imported it: the worker preloads what the grader imports.
+PRELOAD_GRADER = '''
+import sys
+from lastexam.grading import Outcome, Rubric
+
+
+def grade(ctx):
+    r = Rubric()
+    already = "pypdf" in sys.modules
+    import pypdf  # noqa: F401
+    r.check("pypdf loaded before the grading", 1, Outcome(already, str(already)))
+    return r
+'''
+
+
+@pytest.mark.parametrize("preload", ["1", "0"])
+def test_the_worker_preloads_what_the_grader_imports(tmp_path: Path, preload: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LASTEXAM_GRADING_PRELOAD", preload)
+    task = load_task(_task(tmp_path, PRELOAD_GRADER))
+    with _session(tmp_path) as session:
+        record = grade(session.provider, session.area, _request(session.area.root, task, "a", {}))
+    assert record.ok, record.error
+    assert record.score == (1.0 if preload == "1" else 0.0)
+
+
+def test_gradings_under_other_variables_get_a_worker_of_their_own(tmp_path: Path) -> None:
+    """A preloaded module keeps what the worker's variables made of it (OpenBLAS reads
+    OPENBLAS_CORETYPE as NumPy loads it): the BLAS gate's gradings must not share a worker."""
+    task = load_task(_task(tmp_path, PRELOAD_GRADER))
+    with _session(tmp_path) as session:
+        env = envs.load(task.spec.environment, task.path)
+        other = with_variables(env, {"OPENBLAS_CORETYPE": "Sandybridge"})
+        for name, e in (("a", env), ("b", other), ("c", env)):
+            request = _request(session.area.root, task, name, {})
+            record = grade(session.provider, session.area, replace(request, env=e))
+            assert record.ok and record.score == 1.0, record.error
+        running = warm.pool(session.area.root)
+        assert running is not None
+        labels = [label for label in running.pids() if label.startswith(f"{task.spec.environment}.")]
+    assert len(labels) == 2

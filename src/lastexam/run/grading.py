@@ -31,6 +31,7 @@ from lastexam.sandbox.base import (
 from lastexam.sandbox.warm import WarmWorker
 from lastexam.store.db import now_iso
 from lastexam.store.models import CheckResult, GradeRecord
+from lastexam.task.grader_imports import grader_imports
 from lastexam.task.load import Task
 from lastexam.untrusted import remove_tree, tail
 
@@ -92,9 +93,15 @@ def _grading_env(env: Environment) -> dict[str, str]:
     }
 
 
-def _warm_worker(provider: SandboxProvider, area: RunWorkArea, env: Environment) -> WarmWorker | None:
-    """The run's warm grading worker for env (None: each grading starts a fresh sandbox)."""
-    return warm.worker(provider, area.root, env.name, _grading_env(env), area.lib, GradingSandbox.LIB)
+def _warm_worker(provider: SandboxProvider, area: RunWorkArea, env: Environment,
+                 task: Task) -> WarmWorker | None:
+    """The run's warm grading worker for env and the modules task's grader imports (None: each
+    grading starts a fresh sandbox)."""
+    # A sealed task's grader is never read on the host: nothing is preloaded for it.
+    off = task.sealed or os.environ.get("LASTEXAM_GRADING_PRELOAD", "1") == "0"
+    preload = () if off else grader_imports(task.path)
+    return warm.worker(provider, area.root, env.name, _grading_env(env), area.lib, GradingSandbox.LIB,
+                       preload)
 
 
 def _limits(task: Task) -> SandboxLimits:
@@ -106,15 +113,16 @@ def _limits(task: Task) -> SandboxLimits:
 def warm_up(provider: SandboxProvider, area: RunWorkArea, env: Environment, task: Task, name: str) -> None:
     """Get the grading sandbox `name` ready now, while the agent works: the warm worker of env
     started and, in the grading's own cgroup, a child of it waiting for the job."""
-    if (w := _warm_worker(provider, area, env)) is not None:
+    if (w := _warm_worker(provider, area, env, task)) is not None:
         # Ahead of time only: a failure here is met again, and reported, by the grading.
         with contextlib.suppress(SandboxError, OSError):
             w.prepare(name, _limits(task))
 
 
-def warm_release(provider: SandboxProvider, area: RunWorkArea, env: Environment, name: str) -> None:
+def warm_release(provider: SandboxProvider, area: RunWorkArea, env: Environment, task: Task,
+                 name: str) -> None:
     """Drop what warm_up prepared for `name` if no grading used it."""
-    if (w := _warm_worker(provider, area, env)) is not None:
+    if (w := _warm_worker(provider, area, env, task)) is not None:
         w.release(name)
 
 
@@ -191,7 +199,7 @@ def _grade_once(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest,
     started = time.monotonic()
     reader = _ChannelReader(channel_r)
     try:
-        result = (_warm_worker(provider, area, req.env) or provider).run(sreq)
+        result = (_warm_worker(provider, area, req.env, task) or provider).run(sreq)
     finally:
         os.close(channel_w)  # with the sandbox gone, the reader now sees the end
         raw, overflow = reader.finish()

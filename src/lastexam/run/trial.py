@@ -233,7 +233,7 @@ class TrialRunner:
             if kind == "harness_error":
                 error += "\n" + traceback.format_exc(limit=8)
             grade_record = None
-        warm_release(self.provider, self.area, plan.env, grading)
+        warm_release(self.provider, self.area, plan.env, task, grading)
         if ws.root.is_dir():
             self._save_trajectory(plan, ws, agent_version, model_usage, timings.get("agent"))
             if ws.trial.agent.is_dir():  # kept with the trial so that a regrade sees the same inputs

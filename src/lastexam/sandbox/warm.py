@@ -14,6 +14,7 @@ sandbox.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import select
@@ -37,11 +38,12 @@ class WarmWorker:
     """One worker process and the socket it takes jobs on."""
 
     def __init__(self, provider: bwrap.BwrapProvider, folder: Path, env: dict[str, str],
-                 lib_host: Path, lib: str):
+                 lib_host: Path, lib: str, preload: tuple[str, ...] = ()):
         self.provider = provider
         self.folder = folder  # the worker's script, its log and the mount point of its jobs' roots
         self.env = env
         self.lib_host, self.lib = lib_host, lib
+        self.preload = preload  # modules imported once, before any fork (a task's grader's)
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
@@ -64,6 +66,7 @@ class WarmWorker:
             "etc_files": [(str(etc / name), f"/etc/{name}") for name in bwrap.ETC_FILES],
             "seccomp": (fallocate_filter() or b"").hex(),
             "lib_host": str(self.lib_host), "lib": self.lib,
+            "preload": list(self.preload),
         }
 
     def _start(self) -> None:
@@ -290,7 +293,8 @@ def _read_all(fd: int) -> bytes:
 
 
 class WarmPool:
-    """The warm workers of one run's work area, one per environment."""
+    """The warm workers of one run's work area: one per environment, grading variables and
+    preloaded modules."""
 
     def __init__(self, folder: Path):
         self.folder = folder
@@ -298,17 +302,21 @@ class WarmPool:
         self._lock = threading.Lock()
 
     def worker(self, provider: bwrap.BwrapProvider, env_name: str, env: dict[str, str],
-               lib_host: Path, lib: str) -> WarmWorker:
-        # One worker per environment name, started with the variables of whichever grading
-        # asks first (validation's BLAS reruns add some): each job's child replaces them with
-        # its own request's before the grader runs (warm_worker.Job.grade).
+               lib_host: Path, lib: str, preload: tuple[str, ...] = ()) -> WarmWorker:
+        # A module imported before the fork keeps what the worker's variables made of it
+        # (OpenBLAS reads OPENBLAS_CORETYPE when NumPy loads it), so gradings under other
+        # variables (validation's BLAS reruns) get a worker of their own; so does another set of
+        # modules, lest one task's preloaded module shadow another task's own of that name.
+        key = json.dumps([env_name, sorted(env.items()), list(preload)])
+        label = f"{env_name}.{hashlib.sha256(key.encode()).hexdigest()[:12]}"
         with self._lock:
-            if env_name not in self._workers:
-                self._workers[env_name] = WarmWorker(provider, self.folder / env_name, env, lib_host, lib)
-            return self._workers[env_name]
+            if label not in self._workers:
+                self._workers[label] = WarmWorker(provider, self.folder / label, env, lib_host, lib,
+                                                  preload)
+            return self._workers[label]
 
     def pids(self) -> dict[str, int | None]:
-        """Each environment's worker process (None: not running)."""
+        """Each worker's process (None: not running), by its label: environment.digest."""
         with self._lock:
             return {name: w.pid for name, w in self._workers.items()}
 
@@ -330,15 +338,16 @@ def usable(provider: object) -> bool:
 
 
 def worker(provider: object, area_root: Path, env_name: str, env: dict[str, str],
-           lib_host: Path, lib: str) -> WarmWorker | None:
+           lib_host: Path, lib: str, preload: tuple[str, ...] = ()) -> WarmWorker | None:
     """The run's warm worker for an environment (its gradings' variables `env`, the grading
-    library at `lib`, from `lib_host`), or None when gradings cannot run warm here."""
+    library at `lib`, from `lib_host`, the modules `preload` imported before any fork), or None
+    when gradings cannot run warm here."""
     if not usable(provider):
         return None
     assert isinstance(provider, bwrap.BwrapProvider)
     with _POOLS_LOCK:
         pool = _POOLS.setdefault(area_root, WarmPool(area_root / "warm"))
-    return pool.worker(provider, env_name, env, lib_host, lib)
+    return pool.worker(provider, env_name, env, lib_host, lib, preload)
 
 
 def pool(area_root: Path) -> WarmPool | None:

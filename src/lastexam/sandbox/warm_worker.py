@@ -345,6 +345,19 @@ def _own_user_namespace() -> None:
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
 
 
+def preload(modules: list[str]) -> None:
+    """The modules the task's grader imports (NumPy, pandas, ...), loaded once here instead
+    of in each grading. One that fails to load is left to the grader, which then fails as it
+    would have; the reason goes to the worker's log."""
+    import importlib
+
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except BaseException as e:  # an ImportError, or whatever the module raises
+            print(f"preload {name}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=int(argv[0]))
     spec = json.loads(sock.recv(1 << 20))  # the first message: what every job shares
@@ -354,6 +367,7 @@ def main(argv: list[str]) -> None:
 
     for name in library.__all__:  # every module a grader may import from it, loaded once here
         getattr(library, name)
+    preload(spec.get("preload", []))
     # Out of the collector's reach: a forked slot's collections would otherwise write to every
     # inherited object's header, copying the worker's pages one by one.
     gc.freeze()
