@@ -115,6 +115,9 @@ def host_desktop(host_display: int, tmp_path: Path) -> Iterator[int]:
     menu.write_text('<openbox_menu><menu id="root-menu" label="x"/></openbox_menu>')
     rc.write_text((session_files() / "openbox-rc.xml").read_text().replace("@MENU@", str(menu)))
     env = {"PATH": "/usr/bin:/bin", "DISPLAY": f":{host_display}", "HOME": str(tmp_path)}
+    # The root keeps the property after the previous test's openbox is gone: without this, the
+    # wait below could pass before this openbox manages windows (a monitor test then saw none).
+    x(host_display, "xprop", "-root", "-remove", "_NET_SUPPORTING_WM_CHECK")
     wm = subprocess.Popen(["openbox", "--config-file", str(rc)], env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
