@@ -75,6 +75,12 @@ RUNTIME_OBJECTS = (
 )
 
 DUNDER = re.compile(r"__\w+__")
+# What a class may derive from besides the package's own classes (see Checker.bases_problem).
+BASE_NAMES = {"object", "tuple", "list", "dict", "set", "frozenset", "str", "int", "float"} | {n for n in ALLOWED_BUILTINS if isinstance(getattr(builtins, n, None), type)
+                                      and issubclass(getattr(builtins, n), Exception)}
+BASE_MODULES = {"collections", "collections.abc", "numbers", "abc"}
+NOT_BASES = {"namedtuple", "ABCMeta", "abstractmethod", "abstractproperty", "abstractclassmethod",
+             "abstractstaticmethod", "get_cache_token", "update_abstractmethods"}
 FRAME_ATTRS = {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back", "f_globals", "f_locals",
                "f_builtins", "gi_code", "cr_code", "ag_code", "f_code"}
 
@@ -196,6 +202,11 @@ class Checker:
     def __init__(self, trees: dict[str, ast.Module]) -> None:
         self.modules, self.members, self.no_read, self.no_assign = tables()
         self.own_modules = {f.removesuffix(".py") for f in trees}
+        # `from collections.abc import Hashable` and the like: names that may be bases
+        self.base_imports = {a.asname or a.name for t in trees.values() for n in ast.walk(t)
+                             if isinstance(n, ast.ImportFrom) and n.module in BASE_MODULES
+                             for a in n.names if a.name not in NOT_BASES}
+        self.own_classes = {n.name for t in trees.values() for n in ast.walk(t) if isinstance(n, ast.ClassDef)}
         self.top_level = {f: top_level_names(t) for f, t in trees.items()}
         self.importable = {f: defined_names(t) - self.own_modules for f, t in trees.items()}
         # Names bound to module objects anywhere in the package: such an object may only be
@@ -287,7 +298,7 @@ class Checker:
             return "uses a class pattern"
         if isinstance(node, ast.ClassDef) and node.keywords:
             return "uses class keywords"
-        if isinstance(node, ast.ClassDef) and (bad := self.class_body_problem(node)):
+        if isinstance(node, ast.ClassDef) and (bad := self.class_body_problem(node) or self.bases_problem(node)):
             return bad
         if isinstance(node, ast.Name | ast.arg | ast.alias) and \
                 (node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg)
@@ -308,7 +319,7 @@ class Checker:
                         "super().__setattr__('name', value) with a name of its own")
                 if not self.readable(node.attr):
                     return f"reads attribute {node.attr}{self.why(node.attr)}"
-                if node.attr in SPECIAL_METHODS and not self.own_method_call(node.value):
+                if node.attr in SPECIAL_METHODS and not self.own_method_call(node.value, node):
                     # K.__init__(other, ...) would run K's (generated) code on another object
                     return (f"reads {node.attr} other than from super() or object "
                             "(a class's special method runs on its own instances only)")
@@ -343,11 +354,40 @@ class Checker:
                 self.problems.append(f"{fname}: reads {name} as a global, which it never binds")
 
     @staticmethod
-    def own_method_call(value: ast.expr) -> bool:
-        """super() (with no arguments) or object: where the package may take special methods."""
-        return (isinstance(value, ast.Name) and value.id == "object"
-                or isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
-                and value.func.id == "super" and not value.args and not value.keywords)
+    def own_method_call(value: ast.expr, node: ast.Attribute) -> bool:
+        """object, or super() (no arguments) in a method of the same name (super().__init__ in
+        __init__): where the package may take special methods. Elsewhere super() in a
+        classmethod hands out the base's function, to run on any object."""
+        if isinstance(value, ast.Name) and value.id == "object":
+            return True
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id == "super" and not value.args and not value.keywords):
+            return False
+        at = getattr(node, "parent", None)
+        while at is not None and not isinstance(at, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            at = getattr(at, "parent", None)
+        return isinstance(at, ast.FunctionDef | ast.AsyncFunctionDef) and at.name == node.attr
+
+    def bases_problem(self, node: ast.ClassDef) -> str:
+        """A class derives only from the package's own classes, object, exceptions, plain value
+        types, the abstract classes of collections.abc, numbers and abc, the collections
+        containers and a namedtuple: a callable base (functools.partial, staticmethod) would
+        make instances that the standard library compares with its own objects (inspect's `obj
+        in (type, object)`), handing them to the package's __eq__."""
+        for base in node.bases:
+            text = ast.unparse(base)
+            if isinstance(base, ast.Name) and (base.id in self.own_classes or base.id in BASE_NAMES
+                                               or base.id in self.base_imports):
+                continue
+            if (isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name | ast.Attribute)
+                    and ast.unparse(base.value) in BASE_MODULES and base.attr in self.members
+                    and base.attr not in NOT_BASES):
+                continue
+            if (isinstance(base, ast.Call) and ast.unparse(base.func) in {"collections.namedtuple",
+                                                                          "namedtuple"}):
+                continue
+            return f"class {node.name} derives from {text}, which is not an allowed base"
+        return ""
 
     def class_body_problem(self, node: ast.ClassDef) -> str:
         """Names a class body binds become attributes (of the class, and through dataclass or

@@ -36,8 +36,10 @@ def identifier_fields_only() -> None:
             for name in c.__dict__.get("__annotations__", {}):
                 # ASCII: compiling the generated source folds a fullwidth name to plain letters
                 if not (isinstance(name, str) and name.isascii() and name.isidentifier()
-                        and not keyword.iskeyword(name)):
-                    raise TypeError(f"dataclass field name {name!r} is not an ASCII identifier")
+                        and not keyword.iskeyword(name)
+                        and not (name.startswith("__") and name.endswith("__"))):
+                    raise TypeError(f"dataclass field name {name!r} is not an ASCII identifier "
+                                    "(nor may it be a dunder: __globals__ read from another object)")
             for base in c.__mro__:
                 if "__dataclass_fields__" in base.__dict__ and base not in made:
                     raise TypeError(f"{base.__name__} holds dataclass fields @dataclass did not make")
