@@ -8,6 +8,7 @@ anything but a few pure standard-library modules or use introspection (see PLAIN
 """
 
 import contextlib
+import importlib.util
 import inspect
 import json
 import os
@@ -30,6 +31,13 @@ def identifier_fields_only() -> None:
 
     original = dataclasses.dataclass
     made: weakref.WeakSet = weakref.WeakSet()  # out of the package's reach: a closure cell
+    # The generated methods read and assign each field on whatever object they are given: a
+    # field is a name the static gate would let the package read and assign (f_back, name, sys
+    # are not), whatever way the class was made.
+    gate = importlib.util.spec_from_file_location("semver_plain", pathlib.Path(__file__).with_name("plain.py"))
+    plain = importlib.util.module_from_spec(gate)
+    gate.loader.exec_module(plain)
+    _, _, no_read, no_assign = plain.tables()
 
     def dataclass(cls=None, /, **options):
         def checked(c):
@@ -37,9 +45,10 @@ def identifier_fields_only() -> None:
                 # ASCII: compiling the generated source folds a fullwidth name to plain letters
                 if not (isinstance(name, str) and name.isascii() and name.isidentifier()
                         and not keyword.iskeyword(name)
-                        and not (name.startswith("__") and name.endswith("__"))):
+                        and not (name.startswith("__") and name.endswith("__"))
+                        and name not in no_read and name not in no_assign):
                     raise TypeError(f"dataclass field name {name!r} is not an ASCII identifier "
-                                    "(nor may it be a dunder: __globals__ read from another object)")
+                                    "the package may read and assign")
             for base in c.__mro__:
                 if "__dataclass_fields__" in base.__dict__ and base not in made:
                     raise TypeError(f"{base.__name__} holds dataclass fields @dataclass did not make")
