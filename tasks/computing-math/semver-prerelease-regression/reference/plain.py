@@ -202,11 +202,7 @@ class Checker:
     def __init__(self, trees: dict[str, ast.Module]) -> None:
         self.modules, self.members, self.no_read, self.no_assign = tables()
         self.own_modules = {f.removesuffix(".py") for f in trees}
-        # `from collections.abc import Hashable` and the like: names that may be bases
-        self.base_imports = {a.asname or a.name for t in trees.values() for n in ast.walk(t)
-                             if isinstance(n, ast.ImportFrom) and n.module in BASE_MODULES
-                             for a in n.names if a.name not in NOT_BASES}
-        self.own_classes = {n.name for t in trees.values() for n in ast.walk(t) if isinstance(n, ast.ClassDef)}
+        self.bindings = bindings(trees)
         self.top_level = {f: top_level_names(t) for f, t in trees.items()}
         self.importable = {f: defined_names(t) - self.own_modules for f, t in trees.items()}
         # Names bound to module objects anywhere in the package: such an object may only be
@@ -373,21 +369,55 @@ class Checker:
         types, the abstract classes of collections.abc, numbers and abc, the collections
         containers and a namedtuple: a callable base (functools.partial, staticmethod) would
         make instances that the standard library compares with its own objects (inspect's `obj
-        in (type, object)`), handing them to the package's __eq__."""
+        in (type, object)`), handing them to the package's __eq__. What a base names is checked
+        by every way the package binds that name (`import functools as collections`, `tuple =
+        partial`, a second binding of a class's name), not by its spelling."""
         for base in node.bases:
-            text = ast.unparse(base)
-            if isinstance(base, ast.Name) and (base.id in self.own_classes or base.id in BASE_NAMES
-                                               or base.id in self.base_imports):
-                continue
-            if (isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name | ast.Attribute)
-                    and ast.unparse(base.value) in BASE_MODULES and base.attr in self.members
-                    and base.attr not in NOT_BASES):
-                continue
-            if (isinstance(base, ast.Call) and ast.unparse(base.func) in {"collections.namedtuple",
-                                                                          "namedtuple"}):
-                continue
-            return f"class {node.name} derives from {text}, which is not an allowed base"
+            target = base.func if isinstance(base, ast.Call) else base
+            resolved = self.resolve(target)
+            if isinstance(base, ast.Call):
+                ok = resolved == "collections.namedtuple"
+            else:
+                ok = resolved is not None and (
+                    resolved.startswith("class:") or resolved.startswith("builtins.")
+                    and resolved.removeprefix("builtins.") in BASE_NAMES
+                    or resolved.rpartition(".")[0] in BASE_MODULES
+                    and resolved.rpartition(".")[2] in self.members
+                    and resolved.rpartition(".")[2] not in NOT_BASES)
+            if not ok:
+                return f"class {node.name} derives from {ast.unparse(base)}, which is not an allowed base"
         return ""
+
+    def resolve(self, expr: ast.expr) -> str | None:
+        """What a base expression names, when every binding of its names in the package agrees:
+        "class:Name" (only its class statement, and `from` imports of it under its own name),
+        "builtins.x" (a builtin the package never binds), "module.member" (only `import module`
+        or `from module import member`, unaliased); else None."""
+        if isinstance(expr, ast.Attribute):
+            inner = self.resolve_module(expr.value)
+            return f"{inner}.{expr.attr}" if inner else None
+        if not isinstance(expr, ast.Name):
+            return None
+        kinds = self.bindings.get(expr.id, [])
+        if not kinds:
+            return f"builtins.{expr.id}" if hasattr(builtins, expr.id) else None
+        classes = [k for k in kinds if k == ("class",)]
+        rest = {k for k in kinds if k != ("class",)}
+        if len(classes) == 1 and all(k[0] == "own-from" for k in rest):
+            return f"class:{expr.id}"
+        if not classes and len(rest) == 1 and next(iter(rest))[0] == "from":
+            return f"{next(iter(rest))[1]}.{expr.id}"
+        return None
+
+    def resolve_module(self, expr: ast.expr) -> str | None:
+        if isinstance(expr, ast.Attribute):
+            inner = self.resolve_module(expr.value)
+            return f"{inner}.{expr.attr}" if inner and f"{inner}.{expr.attr}" in BASE_MODULES else None
+        if isinstance(expr, ast.Name):
+            kinds = set(self.bindings.get(expr.id, []))
+            if len(kinds) == 1 and next(iter(kinds))[0] == "import":
+                return next(iter(kinds))[1]
+        return None
 
     def class_body_problem(self, node: ast.ClassDef) -> str:
         """Names a class body binds become attributes (of the class, and through dataclass or
@@ -443,6 +473,45 @@ class Checker:
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
           ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def bindings(trees: dict[str, ast.Module]) -> dict[str, list[tuple[str, ...]]]:
+    """Every way each name is bound anywhere in the package: ("class",), ("import", module)
+    for `import module` (the top name, unaliased), ("from", module) for an unaliased `from
+    module import name`, ("own-from",) for such an import from the package itself, ("other",)
+    for anything else (an assignment, a parameter, a def, an alias, a loop or except target)."""
+    found: dict[str, list[tuple[str, ...]]] = {}
+
+    def add(name: str, kind: tuple[str, ...]) -> None:
+        found.setdefault(name, []).append(kind)
+
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                add(node.name, ("class",))
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                add(node.name, ("other",))
+            elif isinstance(node, ast.arg):
+                add(node.arg, ("other",))
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                add(node.id, ("other",))
+            elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+                add(node.name, ("other",))
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                add(node.rest, ("other",))
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        add(a.asname, ("other",))
+                    else:
+                        add(a.name.split(".")[0], ("import", a.name.split(".")[0]))
+            elif isinstance(node, ast.ImportFrom):
+                own = node.level > 0 or (node.module or "").split(".")[0] == "semverkit"
+                for a in node.names:
+                    kind = ("other",) if a.asname and a.asname != a.name else \
+                        ("own-from",) if own else ("from", node.module or "")
+                    add(a.asname or a.name, kind)
+    return found
 
 
 def top_level_names(tree: ast.Module) -> set[str]:

@@ -25,8 +25,10 @@ def identifier_fields_only() -> None:
     text as an annotation, code included, which no static check of the package sees: such a class
     is refused before dataclasses reads it. Fields are also inherited from any base holding
     __dataclass_fields__, which such a namespace can forge: only bases made here may."""
+    import abc
     import dataclasses
     import keyword
+    import types
     import weakref
 
     original = dataclasses.dataclass
@@ -41,7 +43,21 @@ def identifier_fields_only() -> None:
 
     def dataclass(cls=None, /, **options):
         def checked(c):
-            for name in c.__dict__.get("__annotations__", {}):
+            # What dataclasses reads, exactly as it reads it: a plain class of a plain
+            # metaclass, its annotations a plain dict of str (a dict subclass's items() could
+            # give other names than its keys), its construction plain functions (inspect, asked
+            # for a signature, compares a callable object with `type`, handing it over).
+            annotations = c.__dict__.get("__annotations__", {})
+            if not (isinstance(c, type) and type(c) in (type, abc.ABCMeta) and type(annotations) is dict
+                    and all(type(n) is str for n in annotations)):
+                raise TypeError("a dataclass must be a plain class with plain annotations")
+            for special in ("__init__", "__new__", "__call__"):
+                value = c.__dict__.get(special)
+                if isinstance(value, staticmethod | classmethod):
+                    value = value.__func__
+                if value is not None and type(value) is not types.FunctionType:
+                    raise TypeError(f"a dataclass's {special} must be a function")
+            for name in annotations:
                 # ASCII: compiling the generated source folds a fullwidth name to plain letters
                 if not (isinstance(name, str) and name.isascii() and name.isidentifier()
                         and not keyword.iskeyword(name)
@@ -53,7 +69,10 @@ def identifier_fields_only() -> None:
                 if "__dataclass_fields__" in base.__dict__ and base not in made:
                     raise TypeError(f"{base.__name__} holds dataclass fields @dataclass did not make")
                 # a Field of a base made here, renamed since (its generated __init__ run on it)
-                for key, f in base.__dict__.get("__dataclass_fields__", {}).items():
+                fields = base.__dict__.get("__dataclass_fields__", {})
+                if type(fields) is not dict:
+                    raise TypeError(f"{base.__name__}'s fields are not a plain dict")
+                for key, f in fields.items():
                     if not (type(f) is dataclasses.Field and f.name == key):
                         raise TypeError(f"{base.__name__}'s field {key!r} was changed")
             result = original(c, **options)
