@@ -384,6 +384,9 @@ class Checker:
                     or resolved.rpartition(".")[0] in BASE_MODULES
                     and resolved.rpartition(".")[2] in self.members
                     and resolved.rpartition(".")[2] not in NOT_BASES)
+            if ok and resolved is not None and not resolved.startswith("class:") and \
+                    "__call__" in dir(base_class(resolved)):
+                ok = False  # collections.abc.Callable: instances callable, so inspect compares them
             if not ok:
                 return f"class {node.name} derives from {ast.unparse(base)}, which is not an allowed base"
         return ""
@@ -473,6 +476,12 @@ class Checker:
 
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
           ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def base_class(resolved: str) -> object:
+    """The class a resolved base names ("builtins.tuple", "collections.abc.Callable")."""
+    module, _, name = resolved.rpartition(".")
+    return getattr(builtins if module == "builtins" else importlib.import_module(module), name, None)
 
 
 def bindings(trees: dict[str, ast.Module]) -> dict[str, list[tuple[str, ...]]]:

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import pathlib
+import types
 
 API = ["Version.__init__", "Version.parse", "Version.bump", "Range.__init__", "satisfies",
        "max_satisfying"]
@@ -122,6 +123,11 @@ def signature_of(sk, dotted: str) -> list | None:
         obj = getattr(obj, part, None)
         if obj is None:
             return None
+    # Functions and methods only: inspect compares anything else with type (`obj in (type,
+    # object)`), which a package object's __eq__ would receive.
+    func = obj.__func__ if type(obj) is types.MethodType else obj
+    if type(func) is not types.FunctionType:
+        return None
     try:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):
