@@ -118,7 +118,9 @@ def tables() -> tuple[dict[str, set[str]], set[str], set[str], set[str]]:
     seen: dict[object, object] = {}
     while todo:
         obj = todo.pop()
-        key = id(obj) if isinstance(obj, type | types.ModuleType) else type(obj)
+        # (one with attributes of its own, a function given some, counts on its own)
+        own = isinstance(obj, type | types.ModuleType) or bool(getattr(obj, "__dict__", None))
+        key = id(obj) if own else type(obj)
         if key in seen:
             continue
         seen[key] = obj
@@ -191,6 +193,7 @@ def made_objects() -> list[object]:
             collections.namedtuple("T", "lastexam_field"), re.compile("(a)").match("a"), iter(range(0)),
             iter({}), iter(set()), iter(b""), iter(()), (lambda: (yield))(),
             functools.partial(len), functools.partialmethod(len), functools.cached_property(len),
+            functools.partialmethod(len)._make_unbound_method(),
             dataclasses.field(), property(), classmethod(len), staticmethod(len), super(int, 1),
             object()]
 
@@ -292,6 +295,10 @@ class Checker:
     def problem(self, node: ast.AST, setattr_calls: set[int], submodules: set[str]) -> str:
         if isinstance(node, ast.MatchClass):
             return "uses a class pattern"
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in {"staticmethod", "classmethod"}):
+            # staticmethod(anything) unwraps (its __wrapped__) to any object for inspect
+            return f"calls {node.func.id} (use it as a decorator)"
         if isinstance(node, ast.ClassDef) and node.keywords:
             return "uses class keywords"
         if isinstance(node, ast.ClassDef) and (bad := self.class_body_problem(node) or self.bases_problem(node)):

@@ -76,6 +76,11 @@ def identifier_fields_only() -> None:
                 for key, f in fields.items():
                     if not (type(f) is dataclasses.Field and f.name == key):
                         raise TypeError(f"{base.__name__}'s field {key!r} was changed")
+            # Without a docstring, dataclasses asks inspect for the class's signature, which
+            # follows what the package hung on its __init__ (_partialmethod) to any object and
+            # compares it with type: a docstring of ours spares that.
+            if not c.__dict__.get("__doc__"):
+                c.__doc__ = c.__name__
             result = original(c, **options)
             made.add(result)
             return result
@@ -126,8 +131,8 @@ def signature_of(sk, dotted: str) -> list | None:
     # Functions and methods only: inspect compares anything else with type (`obj in (type,
     # object)`), which a package object's __eq__ would receive.
     func = obj.__func__ if type(obj) is types.MethodType else obj
-    if type(func) is not types.FunctionType:
-        return None
+    if type(func) is not types.FunctionType or func.__dict__:
+        return None  # (a function's attributes steer inspect: _partialmethod, __wrapped__)
     try:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):
