@@ -29,7 +29,10 @@ ONLY_NAMES = {"dataclasses": {"dataclass", "field"}}
 # methodcaller), eval text (singledispatch reads type hints), copy a function's attributes
 # (wraps, update_wrapper), or make classes from namespaces built at run time (ABCMeta).
 REFUSED_MEMBERS = {"attrgetter", "methodcaller", "singledispatch", "singledispatchmethod",
-                   "update_wrapper", "wraps", "ABCMeta"}
+                   "update_wrapper", "wraps", "ABCMeta",
+                   # typed=True adds type(arg) to each key; keys of other lengths compare item by
+                   # item, so a key made to collide hands `type` to the package's __eq__
+                   "lru_cache"}
 ALLOWED_BUILTINS = {
     "abs", "all", "any", "ascii", "bin", "bool", "bytes", "callable", "chr", "classmethod",
     "complex", "dict", "divmod", "enumerate", "filter", "float", "frozenset", "hash", "hex", "id",
