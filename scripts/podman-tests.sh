@@ -10,15 +10,7 @@ cd "$(dirname "$0")/.."
 
 # runc: crun, Podman's default runtime, refuses hosts with v1 or hybrid cgroups.
 packages=(podman debootstrap runc uidmap catatonit)
-need=()
-for pkg in "${packages[@]}"; do
-    dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null | grep -qx installed || need+=("$pkg")
-done
-if ((${#need[@]})); then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q
-    apt-get install -y -q --no-install-recommends "${need[@]}"
-fi
+scripts/apt-install.sh "${packages[@]}"
 .venv/bin/lastexam env build-image base
 
 export LASTEXAM_TEST_PODMAN=1  # a podman case that cannot run fails instead of skipping

@@ -12,15 +12,7 @@ packages+=(xvfb openbox tint2 ffmpeg python3-xlib fonts-dejavu-core xdotool x11-
            x11-xserver-utils)
 # The tests drive the viewer in Debian's Chromium (Playwright never downloads a browser here).
 [[ "${1:-}" == "--test" ]] && packages+=(chromium fonts-dejavu-core)
-need=()
-for pkg in "${packages[@]}"; do
-    dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null | grep -qx installed || need+=("$pkg")
-done
-if ((${#need[@]})); then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q
-    apt-get install -y -q --no-install-recommends "${need[@]}"
-fi
+scripts/apt-install.sh "${packages[@]}"
 
 if [[ ! -x .venv/bin/python ]]; then
     /usr/bin/python3 -m venv .venv

@@ -9,12 +9,13 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from lastexam.envs import locking
 from lastexam.envs.spec import EnvironmentSpec, load_environment
-from lastexam.envs.system import BASE_PYTHON, missing_apt, run_checked
+from lastexam.envs.system import APT_LISTS_FRESH_S, APT_UPDATE_STAMP, BASE_PYTHON, missing_apt, run_checked
 from lastexam.errors import LastexamError
 from lastexam.paths import home_subdir, project_root
 from lastexam.sandbox.base import Mount
@@ -145,9 +146,6 @@ def apt_install(packages: list[str], log=print) -> None:
             )
 
 
-_apt_updated = False
-
-
 @contextlib.contextmanager
 def _apt_lock():
     """Serialises installs by concurrent lastexam processes (dpkg allows one at a time)."""
@@ -157,14 +155,17 @@ def _apt_lock():
 
 
 def _apt_update_once(log) -> None:
-    global _apt_updated
-    if not _apt_updated:
+    try:
+        fresh = time.time() - APT_UPDATE_STAMP.stat().st_mtime < APT_LISTS_FRESH_S
+    except OSError:
+        fresh = False
+    if not fresh:
         log("apt-get update")
         run_checked(
             ["apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=600"],
             {**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
         )
-        _apt_updated = True
+        APT_UPDATE_STAMP.touch()
 
 
 def fingerprint(env: Environment) -> dict[str, str]:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 from lastexam.errors import LastexamError
 
 BASE_PYTHON = "/usr/bin/python3"  # Debian's: inside the sandbox, host-only Pythons are unseen
 BASE_PYTHON_PACKAGE = "python3"  # the Debian package it comes from, recorded in every lock
+# Touched after each `apt-get update` by lastexam and scripts/apt-install.sh: lists updated less
+# than APT_LISTS_FRESH_S ago are not updated again (CI updates them once).
+APT_UPDATE_STAMP = Path("/var/lib/apt/lists/lastexam-updated")
+APT_LISTS_FRESH_S = 3600
 
 
 def installed_versions(packages: list[str]) -> dict[str, str]:
