@@ -8,6 +8,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import zipfile
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import COLUMN_TOTAL, ROOT, run_cli, run_json, trial_dir
+from conftest import COLUMN_TOTAL, LASTEXAM, ROOT, run_cli, run_json, trial_dir
 from lastexam.envs import lockfile, locking, manage
 from lastexam.envs.spec import EnvironmentSpec
 from lastexam.errors import LastexamError
@@ -122,6 +123,21 @@ def test_install_from_the_lock_then_check(project: dict, monkeypatch: pytest.Mon
                    env={**os.environ, **project["env"]}, check=True, capture_output=True)
     proc = cli(project, "env", "check", "tiny", check=False)
     assert proc.returncode == 1 and "tinypkg 2.0 (lock: 1.0)" in proc.stdout
+
+
+def test_concurrent_installs_of_one_environment_build_it_once(project: dict) -> None:
+    """Two clones' `env install` at once (main.sh beside CI): the second waits for the first
+    and does not remove the venv it is building."""
+    argv = [*LASTEXAM, "env", "install", "tiny"]
+    env = {**os.environ, **project["env"]}
+    procs = [subprocess.Popen(argv, cwd=project["root"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    said = "".join(err for _, err in outs)
+    assert len(re.findall(r"\b(?:re)?creating\b", said)) == 1, said
+    assert "installed meanwhile by another process" in said or "already installed" in said, said
+    assert installed_version(project, "tinypkg") == "1.0"
 
 
 def test_stale_lock_is_detected_and_install_falls_back(project: dict) -> None:

@@ -15,7 +15,13 @@ from pathlib import Path
 
 from lastexam.envs import locking
 from lastexam.envs.spec import EnvironmentSpec, load_environment
-from lastexam.envs.system import APT_LISTS_FRESH_S, APT_UPDATE_STAMP, BASE_PYTHON, missing_apt, run_checked
+from lastexam.envs.system import (
+    APT_LISTS_FRESH_S,
+    APT_UPDATE_STAMP,
+    BASE_PYTHON,
+    missing_apt,
+    run_checked,
+)
 from lastexam.errors import LastexamError
 from lastexam.paths import home_subdir, project_root
 from lastexam.sandbox.base import Mount
@@ -100,9 +106,23 @@ def install(env: Environment, *, log=print, force: bool = False) -> None:
     missing, stale or made for another Python."""
     os.umask(0o022)  # sandboxes run as another uid: what is installed must be world-readable
     state = locking.lock_state(env)
-    if not force and not env.missing() and env.installed().get("lock") == state.hash:
+    if not force and _current(env, state.hash):
         log("already installed")
         return
+    # Another lastexam process (a second clone's install, a test run) may be building the same
+    # venv: one at a time, and what it finished is not built again.
+    with _exclusive(f"env-{env.name}.lock"):
+        if not force and _current(env, state.hash):
+            log("installed meanwhile by another process")
+            return
+        _install_locked(env, state, log)
+
+
+def _current(env: Environment, lock_hash: str | None) -> bool:
+    return not env.missing() and env.installed().get("lock") == lock_hash
+
+
+def _install_locked(env: Environment, state: locking.LockState, log) -> None:
     apt_install(env.spec.apt, log)
     venv = env.venv
     if venv.exists():
@@ -147,11 +167,16 @@ def apt_install(packages: list[str], log=print) -> None:
 
 
 @contextlib.contextmanager
-def _apt_lock():
-    """Serialises installs by concurrent lastexam processes (dpkg allows one at a time)."""
-    with open(home_subdir("locks") / "apt.lock", "w") as f:
+def _exclusive(name: str):
+    """Held by one lastexam process of the machine at a time (a file lock in the home's locks/)."""
+    with open(home_subdir("locks") / name, "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         yield
+
+
+def _apt_lock():
+    """Serialises installs by concurrent lastexam processes (dpkg allows one at a time)."""
+    return _exclusive("apt.lock")
 
 
 def _apt_update_once(log) -> None:
