@@ -187,7 +187,11 @@ def blas_setting(env: Environment) -> tuple[str, dict[str, str]]:
     default = env.spec.env.get("OPENBLAS_CORETYPE") or default_blas_core(env)
     core = "Nehalem" if default.lower() == "sandybridge" else "Sandybridge"
     return f"{core}, {BLAS_THREADS} threads", {
-        "OPENBLAS_CORETYPE": core, "OPENBLAS_NUM_THREADS": BLAS_THREADS, "OMP_NUM_THREADS": BLAS_THREADS}
+        "OPENBLAS_CORETYPE": core, "OPENBLAS_NUM_THREADS": BLAS_THREADS, "OMP_NUM_THREADS": BLAS_THREADS,
+        # How long an idle OpenBLAS thread spins before it sleeps (2^4 cycles, from 2^28: about
+        # 0.1 s of a core after start-up and after each threaded call, on a machine where the
+        # validation's jobs already hold both cores). Changes no result.
+        "OPENBLAS_THREAD_TIMEOUT": "4"}
 
 
 @cache
