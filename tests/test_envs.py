@@ -140,6 +140,19 @@ def test_concurrent_installs_of_one_environment_build_it_once(project: dict) -> 
     assert installed_version(project, "tinypkg") == "1.0"
 
 
+def test_install_rebuilds_a_venv_whose_packages_went(project: dict) -> None:
+    """A venv marked installed whose files are gone (an install killed or removed under
+    another) is not "already installed": it is built again from the lock."""
+    cli(project, "env", "install", "tiny")
+    assert "already installed" in cli(project, "env", "install", "tiny").stderr
+    site = next(project["venv"].glob("lib/python3*/site-packages"))
+    for gone in [site / "tinydep", *site.glob("tinydep-*.dist-info")]:
+        shutil.rmtree(gone)
+    proc = cli(project, "env", "install", "tiny")
+    assert "already installed" not in proc.stderr and "recreating" in proc.stderr, proc.stderr
+    assert installed_version(project, "tinydep") == "0.3"
+
+
 def test_stale_lock_is_detected_and_install_falls_back(project: dict) -> None:
     toml = project["root"] / "environments" / "tiny.toml"
     toml.write_text(TINY_TOML.replace('pip = ["tinypkg==1.0"]', 'pip = ["tinypkg==2.0"]'))

@@ -106,20 +106,24 @@ def install(env: Environment, *, log=print, force: bool = False) -> None:
     missing, stale or made for another Python."""
     os.umask(0o022)  # sandboxes run as another uid: what is installed must be world-readable
     state = locking.lock_state(env)
-    if not force and _current(env, state.hash):
+    if not force and _current(env, state):
         log("already installed")
         return
     # Another lastexam process (a second clone's install, a test run) may be building the same
     # venv: one at a time, and what it finished is not built again.
     with _exclusive(f"env-{env.name}.lock"):
-        if not force and _current(env, state.hash):
+        if not force and _current(env, state):
             log("installed meanwhile by another process")
             return
         _install_locked(env, state, log)
 
 
-def _current(env: Environment, lock_hash: str | None) -> bool:
-    return not env.missing() and env.installed().get("lock") == lock_hash
+def _current(env: Environment, state: locking.LockState) -> bool:
+    """Installed from this lock, and every locked package still there in its version (a venv
+    whose files went, from a killed install or by hand, is built again)."""
+    if env.missing() or env.installed().get("lock") != state.hash:
+        return False
+    return state.lock is None or not locking.python_drift(env, state.lock)
 
 
 def _install_locked(env: Environment, state: locking.LockState, log) -> None:
