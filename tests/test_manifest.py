@@ -6,16 +6,18 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, TEST_TASKS, run_cli
+from lastexam.task.load import load_task
 from lastexam.validation import manifest as mf
 from lastexam.validation.gates import TaskReport, Validator
 from lastexam.validation.manifest import Manifest, ManifestEntry, rotating_sample
 from lastexam.validation.selection import ALL_GATES, STATIC_GATES, GateSelection
-from lastexam.validation.suite import expected_seconds, plan_validation, validate_tasks
+from lastexam.validation.suite import expected_seconds, next_task, plan_validation, validate_tasks
 
 DAY = dt.date(2026, 12, 3)
 
@@ -205,3 +207,44 @@ def test_longest_task_starts_first_and_reports_keep_the_folder_order(
     started.clear()
     validate_tasks(folders, concurrency=1, expected_s={folders[1]: 50.0})  # no figure: first
     assert started == ["column-total", "deliverable-parse"]
+
+
+def test_a_desktop_task_starts_beside_another_only_when_nothing_else_is_left() -> None:
+    # pending longest first: 0 and 1 are desktop tasks, 2 and 3 are not
+    gui = {0, 1}
+    assert next_task([0, 1, 2, 3], gui, running_gui=False) == 0
+    assert next_task([1, 2, 3], gui, running_gui=True) == 2
+    assert next_task([1, 3], gui, running_gui=True) == 3
+    assert next_task([1], gui, running_gui=True) == 1  # no slot is left empty
+    assert next_task([1, 3], gui, running_gui=False) == 1
+
+
+def test_two_desktop_tasks_are_not_validated_side_by_side(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = project / "tasks" / "other" / "column-total"
+    folders = []
+    for name, gui in (("desk-a", True), ("desk-b", True), ("plain-c", False)):
+        folder = project / "tasks" / "other" / name
+        shutil.copytree(src, folder)
+        toml = folder / "task.toml"
+        text = toml.read_text().replace('id = "column-total"', f'id = "{name}"')
+        toml.write_text(text.replace("gui = false", f"gui = {str(gui).lower()}"))
+        folders.append(folder)
+    assert all(load_task(f).spec.gui == (f.name != "plain-c") for f in folders)
+    started: list[str] = []
+    gate = threading.Event()
+    real = Validator.validate
+
+    def spy(self: Validator, path: Path, select: GateSelection = ALL_GATES) -> TaskReport:
+        started.append(path.name)
+        if path.name == "desk-a":
+            gate.wait(30)  # holds its slot until the other slot's task has started
+        else:
+            gate.set()
+        return real(self, path, STATIC_GATES)
+
+    monkeypatch.setattr(Validator, "validate", spy)
+    expected = {folders[0]: 30.0, folders[1]: 20.0, folders[2]: 10.0}
+    validate_tasks(folders, concurrency=2, expected_s=expected)
+    assert started == ["desk-a", "plain-c", "desk-b"]
