@@ -151,6 +151,40 @@ def test_install_rebuilds_a_venv_whose_packages_went(project: dict) -> None:
     proc = cli(project, "env", "install", "tiny")
     assert "already installed" not in proc.stderr and "recreating" in proc.stderr, proc.stderr
     assert installed_version(project, "tinydep") == "0.3"
+    # a dist-info left without its METADATA (a removal cut short) is not an installed package
+    (next(site.glob("tinydep-*.dist-info")) / "METADATA").unlink()
+    proc = cli(project, "env", "install", "tiny")
+    assert "recreating" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert installed_version(project, "tinydep") == "0.3"
+
+
+def test_package_lists_are_updated_once_an_hour_and_only_stamped_when_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stamp = tmp_path / "lastexam-updated"
+    monkeypatch.setattr(manage, "APT_UPDATE_STAMP", stamp)
+    calls: list[list[str]] = []
+    answers: list[str] = []
+
+    def fake_run(argv: list[str], env: dict | None = None) -> None:
+        calls.append(argv)
+        if answers and (answer := answers.pop(0)):
+            raise LastexamError(answer)
+
+    monkeypatch.setattr(manage, "run_checked", fake_run)
+    manage._apt_update_once(lambda _: None, pause_s=0)
+    assert len(calls) == 1 and "APT::Update::Error-Mode=any" in calls[0] and stamp.is_file()
+    manage._apt_update_once(lambda _: None, pause_s=0)  # fresh: not again
+    assert len(calls) == 1
+    os.utime(stamp, (0, 0))  # an old stamp: updated again; another updater's lock is waited for
+    answers[:] = ["E: Could not get lock /var/lib/apt/lists/lock", ""]
+    manage._apt_update_once(lambda _: None, pause_s=0)
+    assert len(calls) == 3 and stamp.stat().st_mtime > 0
+    stamp.unlink()  # an update with errors (a mirror unreachable) fails and stamps nothing
+    answers[:] = ["W: Failed to fetch ... E: Some index files failed to download"]
+    with pytest.raises(LastexamError):
+        manage._apt_update_once(lambda _: None, pause_s=0)
+    assert not stamp.exists()
 
 
 def test_stale_lock_is_detected_and_install_falls_back(project: dict) -> None:

@@ -247,4 +247,5 @@ def test_two_desktop_tasks_are_not_validated_side_by_side(
     monkeypatch.setattr(Validator, "validate", spy)
     expected = {folders[0]: 30.0, folders[1]: 20.0, folders[2]: 10.0}
     validate_tasks(folders, concurrency=2, expected_s=expected)
-    assert started == ["desk-a", "plain-c", "desk-b"]
+    # the first two start in two threads, in either order; the second desktop task last
+    assert set(started[:2]) == {"desk-a", "plain-c"} and started[2] == "desk-b", started

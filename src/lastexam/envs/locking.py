@@ -123,6 +123,7 @@ def python_drift(env: Environment, lock: EnvironmentLock) -> list[str]:
     installed = {
         lockfile.normalise(d.metadata["Name"]): d.version
         for d in metadata.distributions(path=[str(p) for p in env.site_packages()])
+        if d.metadata["Name"]  # a dist-info without METADATA (half removed): not installed
     }
     locked = {p.name: p.version for p in lock.packages}
     problems = [

@@ -123,7 +123,10 @@ def _current(env: Environment, state: locking.LockState) -> bool:
     whose files went, from a killed install or by hand, is built again)."""
     if env.missing() or env.installed().get("lock") != state.hash:
         return False
-    return state.lock is None or not locking.python_drift(env, state.lock)
+    try:
+        return state.lock is None or not locking.python_drift(env, state.lock)
+    except (OSError, ValueError, TypeError):  # a venv half removed under us: built again
+        return False
 
 
 def _install_locked(env: Environment, state: locking.LockState, log) -> None:
@@ -163,11 +166,15 @@ def apt_install(packages: list[str], log=print) -> None:
         if absent:
             _apt_update_once(log)
             log(f"apt-get install {' '.join(absent)}")
-            run_checked(
-                ["apt-get", "install", "-y", "-q", "--no-install-recommends",
-                 "-o", "DPkg::Lock::Timeout=600", *absent],
-                {**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-            )
+            try:
+                run_checked(
+                    ["apt-get", "install", "-y", "-q", "--no-install-recommends",
+                     "-o", "DPkg::Lock::Timeout=600", *absent],
+                    {**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+                )
+            except LastexamError:
+                APT_UPDATE_STAMP.unlink(missing_ok=True)  # the next attempt updates the lists
+                raise
 
 
 @contextlib.contextmanager
@@ -183,18 +190,28 @@ def _apt_lock():
     return _exclusive("apt.lock")
 
 
-def _apt_update_once(log) -> None:
+def _apt_update_once(log, *, attempts: int = 10, pause_s: float = 15.0) -> None:
+    """`apt-get update` unless the lists were updated less than APT_LISTS_FRESH_S ago (by this
+    or scripts/apt-install.sh, which hold the same lock). Any error fails it, so the stamp
+    means lists that are there; the lists' own lock, held by another updater (apt-daily), is
+    waited for (DPkg::Lock::Timeout does not cover it)."""
     try:
         fresh = time.time() - APT_UPDATE_STAMP.stat().st_mtime < APT_LISTS_FRESH_S
     except OSError:
         fresh = False
-    if not fresh:
-        log("apt-get update")
-        run_checked(
-            ["apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=600"],
-            {**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        )
-        APT_UPDATE_STAMP.touch()
+    if fresh:
+        return
+    log("apt-get update")
+    for attempt in range(1, attempts + 1):
+        try:
+            run_checked(["apt-get", "update", "-q", "-o", "APT::Update::Error-Mode=any"],
+                        {**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+            break
+        except LastexamError as e:
+            if attempt == attempts or "Could not get lock" not in str(e):
+                raise
+            time.sleep(pause_s)
+    APT_UPDATE_STAMP.touch()
 
 
 def fingerprint(env: Environment) -> dict[str, str]:

@@ -148,7 +148,9 @@ def validate_tasks(
             chosen = selections or {}
             expected = expected_s or {}
             pending = sorted(range(len(folders)), key=lambda i: -expected.get(folders[i], float("inf")))
-            gui = {i for i in pending if _on_desktop(folders[i])}
+            # desktop tasks that run trials (not those given only the static gates)
+            gui = {i for i in pending
+                   if chosen.get(folders[i], ALL_GATES).sandboxed and _on_desktop(folders[i])}
             running: dict[Future[TaskReport], int] = {}
             done_by_index: dict[int, TaskReport] = {}
             while pending or running:
