@@ -1,7 +1,9 @@
 """The warm grading worker: python3 -S -B warm_worker.py SOCKET_FD.
 
 Started once per run and environment by sandbox/warm.py, as the sandbox's unprivileged host
-uid, with the grading library already imported. It runs no grader code itself: for each slot
+uid, with the grading library already imported and one made-up grading rehearsed by it
+(grading/rehearsal.py: the library's own grader, so that no slot pays a first grading's
+costs). It runs no task's code itself: for each slot
 the host prepares (a job socket and cgroups) it forks a child that joins the cgroups, enters
 new user, mount, pid, network, ipc, uts and cgroup namespaces and forks the grading process,
 the pid namespace's init, which builds the part of the root every job shares (the system
@@ -358,6 +360,17 @@ def preload(modules: list[str]) -> None:
             print(f"preload {name}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
 
 
+def rehearse() -> None:
+    """One made-up grading by the library's own grader, before the first fork. A failure
+    costs only speed: it goes to the worker's log."""
+    try:
+        from lastexam.grading.rehearsal import rehearse as grading_rehearsal
+
+        grading_rehearsal()
+    except BaseException as e:
+        print(f"rehearsal: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=int(argv[0]))
     spec = json.loads(sock.recv(1 << 20))  # the first message: what every job shares
@@ -368,6 +381,7 @@ def main(argv: list[str]) -> None:
     for name in library.__all__:  # every module a grader may import from it, loaded once here
         getattr(library, name)
     preload(spec.get("preload", []))
+    rehearse()
     # Out of the collector's reach: a forked slot's collections would otherwise write to every
     # inherited object's header, copying the worker's pages one by one.
     gc.freeze()
