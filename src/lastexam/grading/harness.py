@@ -84,15 +84,20 @@ def _finite(value: object) -> object:
     return value
 
 
+def ok_result(ctx: GradeContext, rubric: Rubric) -> str:
+    """What a grading that ran to the end sends back (JSON)."""
+    result = {"status": "ok", "rubric": rubric.to_dict(),
+              "pending_probes": [p for p in ctx.probes if p.get("pending")]}
+    return json.dumps(_finite(result), allow_nan=False, default=repr)
+
+
 def main(argv: list[str]) -> int:
     context_path, result_path = Path(argv[0]), Path(argv[1])
     result_fd = take_result_fd()
     shut_out_own_uid()
     ctx = GradeContext.from_json(json.loads(context_path.read_text()))
     try:
-        result = {"status": "ok", "rubric": run_grader(ctx).to_dict(),
-                  "pending_probes": [p for p in ctx.probes if p.get("pending")]}
-        text = json.dumps(_finite(result), allow_nan=False, default=repr)
+        text = ok_result(ctx, run_grader(ctx))
         code = 0
     except BaseException:  # the grader's failure, whatever it is, is reported, not hidden
         import traceback

@@ -1,9 +1,9 @@
 """A grading rehearsed by the warm grading worker before it forks its slots: the library's own
 grader below, on files it writes to a temporary folder. What a first grading pays once (lazy
 imports, first calls, compiled patterns, the objects a first call creates) is then paid in the
-worker instead of in every slot, each a fresh fork that would pay it again (harness test task:
-5.2 ms per forked grading without a rehearsal, 1.2 ms after one, benchmarks/harness_overhead.py
-and docs/performance.md). No task's code runs here: the grader is this module's."""
+worker instead of in every slot, each a fresh fork that would pay it again (the harness test
+task's grading in a fresh fork: 5.2 ms without a rehearsal, 1.3 ms after one; docs/performance.md).
+No task's code runs here: the grader is this module's."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from lastexam.grading.context import GradeContext
-from lastexam.grading.harness import _finite, run_grader
+from lastexam.grading.harness import ok_result, run_grader
 
 GRADER = '''
 from lastexam.grading import (
@@ -63,10 +63,7 @@ def rehearse() -> dict:
             plain = GradeContext(root / "output", root / "reference", root / "inputs", root / "task",
                                  root / "scratch", inputs_after={"data.csv": hashlib.sha256(data).hexdigest()})
             ctx = GradeContext.from_json(json.loads(json.dumps(plain.to_json())))
-            rubric = run_grader(ctx)
-            result = {"status": "ok", "rubric": rubric.to_dict(), "pending_probes": []}
-            json.dumps(_finite(result), allow_nan=False, default=repr)
-            return result
+            return json.loads(ok_result(ctx, run_grader(ctx)))
     finally:
         sys.path[:] = saved_path
         sys.modules.pop("lastexam_task_grader", None)
