@@ -118,12 +118,17 @@ def host_desktop(host_display: int, tmp_path: Path) -> Iterator[int]:
     # The root keeps the property after the previous test's openbox is gone: without this, the
     # wait below could pass before this openbox manages windows (a monitor test then saw none).
     x(host_display, "xprop", "-root", "-remove", "_NET_SUPPORTING_WM_CHECK")
-    wm = subprocess.Popen(["openbox", "--config-file", str(rc)], env=env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # --replace: the previous test's openbox, killed, may still own the window manager's
+    # selection until the server has seen it go; without it this one would exit at once.
+    log = tmp_path / "openbox.log"
+    with open(log, "wb") as err:
+        wm = subprocess.Popen(["openbox", "--replace", "--config-file", str(rc)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=err)
     try:
         end = time.monotonic() + 30
         while "window id" not in x(host_display, "xprop", "-root", "_NET_SUPPORTING_WM_CHECK"):
-            assert time.monotonic() < end, "openbox did not start"
+            assert wm.poll() is None, f"openbox exited {wm.returncode}: {log.read_text()[-500:]}"
+            assert time.monotonic() < end, f"openbox did not start: {log.read_text()[-500:]}"
             time.sleep(0.05)
         yield host_display
     finally:
