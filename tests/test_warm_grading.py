@@ -286,3 +286,22 @@ def test_gradings_under_other_variables_get_a_worker_of_their_own(tmp_path: Path
         assert running is not None
         labels = [label for label in running.pids() if label.startswith(f"{task.spec.environment}.")]
     assert len(labels) == 2
+
+
+def test_a_run_closed_while_slots_are_being_made_leaves_nothing(tmp_path: Path) -> None:
+    """Slots are made in the background: a worker closed with preparations still queued
+    drops every one of them (no cgroup, no process)."""
+    task = load_task(_task(tmp_path, PEEKING_GRADER))
+    env = envs.load(task.spec.environment, task.path)
+    with _session(tmp_path) as session:
+        names = [f"{session.area.root.name}.queued-{n}.grade" for n in range(4)]
+        for name in names:
+            warm_up(session.provider, session.area, env, task, name)
+        manager = session.provider.cgroups
+        assert manager is not None
+        pool = warm.pool(session.area.root)
+        assert pool is not None
+        pool.close()
+        for name in names:
+            assert not any((base / name).exists() for base in manager.bases), name
+        assert not any(pool.pids().values())

@@ -82,8 +82,16 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
                                      "error": f"model probes still pending after {MAX_PROBE_ROUNDS} gradings"})
 
 
+# By environment spec and venv (the spec kept, so that its id stays its own): a trial needs
+# them four times. Read-only: callers copy before adding to them.
+_GRADING_ENVS: dict[tuple[int, Path], tuple[object, dict[str, str]]] = {}
+
+
 def _grading_env(env: Environment) -> dict[str, str]:
-    return {
+    key = (id(env.spec), env.venv)
+    if (known := _GRADING_ENVS.get(key)) is not None:
+        return known[1]
+    variables = {
         **env.variables(),
         "HOME": GradingSandbox.SCRATCH,
         "TMPDIR": "/tmp",
@@ -91,6 +99,9 @@ def _grading_env(env: Environment) -> dict[str, str]:
         "PYTHONDONTWRITEBYTECODE": "1",
         "LANG": "C.UTF-8",
     }
+    if env.site_packages():  # an environment not installed yet may be by the next call
+        _GRADING_ENVS[key] = (env.spec, variables)
+    return variables
 
 
 def _warm_worker(provider: SandboxProvider, area: RunWorkArea, env: Environment,

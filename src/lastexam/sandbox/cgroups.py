@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import time
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ class Cgroup:
                 (self.dirs[0] / "cgroup.kill").write_text("1")
         end = time.monotonic() + deadline_s
         pause = 0.0002  # processes of a namespace that just died leave within a millisecond
+        exited: set[int] = set()
         while True:
             pids = self.pids()
             if not pids:
@@ -58,7 +60,9 @@ class Cgroup:
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-            time.sleep(pause)
+            # Woken as soon as they have exited, not after a fixed pause; one listed again after
+            # its exit is a zombie waiting to be reaped: only the pause for it.
+            exited |= _await_exit(pids - exited, pause)
             pause = min(pause * 2, 0.01)
 
     def oom_killed(self) -> bool:
@@ -82,6 +86,33 @@ class Cgroup:
         for d in self.dirs:
             with contextlib.suppress(OSError):
                 d.rmdir()
+
+
+def _await_exit(pids: set[int], timeout_s: float) -> set[int]:
+    """Wait until every process of `pids` has exited (as its pidfd tells) or timeout_s has
+    passed; returns those seen to exit. Without pidfds (none of them left, or a kernel before
+    5.3), a plain pause."""
+    fds: dict[int, int] = {}
+    try:
+        for pid in pids:
+            with contextlib.suppress(OSError):  # gone already, or no pidfd here
+                fds[os.pidfd_open(pid)] = pid
+        if not fds:
+            time.sleep(timeout_s)
+            return set()
+        poller = select.poll()
+        for fd in fds:
+            poller.register(fd, select.POLLIN)
+        done: set[int] = set()
+        stop = time.monotonic() + timeout_s
+        while len(done) < len(fds) and (wait_ms := (stop - time.monotonic()) * 1000) > 0:
+            for fd, _ in poller.poll(max(wait_ms, 0.01)):
+                poller.unregister(fd)
+                done.add(fds[fd])
+        return done
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 class CgroupManager:

@@ -24,6 +24,7 @@ import struct
 import subprocess
 import threading
 import time
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +48,10 @@ class WarmWorker:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
-        self._slots: dict[str, _Slot] = {}
+        # Slots are made off the trial's path, one at a time, in a thread of their own.
+        self._slots: dict[str, Future[_Slot]] = {}
+        self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warm-slots")
+        self._closed = False
 
     def _spec(self) -> dict[str, object]:
         system: list[tuple[str, str | None]] = [("/usr", None)]
@@ -113,6 +117,8 @@ class WarmWorker:
     def _send(self, fds: list[int]) -> None:
         """Hand the worker a slot's descriptors, starting it (again) when it is not running."""
         with self._lock:
+            if self._closed:
+                raise SandboxError("the warm grading worker is closed")
             for attempt in (1, 2):
                 self._ensure_running()
                 assert self._sock is not None
@@ -131,10 +137,13 @@ class WarmWorker:
     def close(self) -> None:
         """Drop the slots no grading took, and stop the worker."""
         with self._lock:
-            slots, self._slots = list(self._slots.values()), {}
+            self._closed = True  # a slot still being made now fails, and is dropped
+        self._preparer.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            pending, self._slots = list(self._slots.values()), {}
             self._stop()
-        for slot in slots:
-            slot.drop()
+        for future in pending:
+            _drop(future)
 
     def _stop(self) -> None:
         if self._sock is not None:
@@ -150,19 +159,22 @@ class WarmWorker:
 
     def prepare(self, name: str, limits: SandboxLimits) -> None:
         """Get the grading sandbox `name` ready ahead of its job: its cgroup made and a child
-        of the worker already in it (see warm_worker._slot)."""
-        slot = self._new_slot(name, limits)
+        of the worker already in it (see warm_worker._slot), in the background. A slot that
+        cannot be made is made again, or its failure reported, when the grading comes."""
         with self._lock:
-            slot, self._slots[name] = self._slots.get(name), slot
-        if slot is not None:
-            slot.drop()
+            if self._closed:
+                return
+            future = self._preparer.submit(self._new_slot, name, limits)
+            earlier, self._slots[name] = self._slots.get(name), future
+        if earlier is not None:
+            _drop(earlier)
 
     def release(self, name: str) -> None:
-        """Drop the slot prepared for `name` if no grading took it."""
+        """Drop the slot prepared for `name` if no grading took it (once it is made)."""
         with self._lock:
-            slot = self._slots.pop(name, None)
-        if slot is not None:
-            slot.drop()
+            future = self._slots.pop(name, None)
+        if future is not None:
+            _drop(future)
 
     def _new_slot(self, name: str, limits: SandboxLimits) -> _Slot:
         cgroups = self.provider.cgroups
@@ -188,7 +200,8 @@ class WarmWorker:
 
     def _take_slot(self, req: SandboxRequest) -> _Slot:
         with self._lock:
-            slot = self._slots.pop(req.name, None)
+            future = self._slots.pop(req.name, None)
+        slot = _made(future)
         if slot is not None and slot.limits != (req.limits.memory_mb, req.limits.max_processes):
             slot.drop()
             slot = None
@@ -260,6 +273,21 @@ class _Slot:
         self.cgroup.remove()
 
 
+def _made(future: Future[_Slot] | None) -> _Slot | None:
+    """The slot a preparation made, once it is done (None: none asked, or it failed)."""
+    if future is None:
+        return None
+    try:
+        return future.result()
+    except (Exception, CancelledError):  # reported, if it persists, by the grading itself
+        return None
+
+
+def _drop(future: Future[_Slot]) -> None:
+    if (slot := _made(future)) is not None:
+        slot.drop()
+
+
 def _supervise(status_r: int, req: SandboxRequest, start: float, cg: cgroups.Cgroup) -> str | None:
     """Wait for the job's status (its end), enforcing the wall-time cap and the write quota."""
     limits = req.limits
@@ -299,6 +327,7 @@ class WarmPool:
     def __init__(self, folder: Path):
         self.folder = folder
         self._workers: dict[str, WarmWorker] = {}
+        self._labels: dict[tuple[str, int, tuple[str, ...]], tuple[dict[str, str], str]] = {}
         self._lock = threading.Lock()
 
     def worker(self, provider: bwrap.BwrapProvider, env_name: str, env: dict[str, str],
@@ -307,8 +336,14 @@ class WarmPool:
         # (OpenBLAS reads OPENBLAS_CORETYPE when NumPy loads it), so gradings under other
         # variables (validation's BLAS reruns) get a worker of their own; so does another set of
         # modules, lest one task's preloaded module shadow another task's own of that name.
-        key = json.dumps([env_name, sorted(env.items()), list(preload)])
-        label = f"{env_name}.{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+        # The label of the same variables (one dict, kept here) is remembered.
+        known = self._labels.get((env_name, id(env), preload))
+        if known is not None and known[0] is env:
+            label = known[1]
+        else:
+            key = json.dumps([env_name, sorted(env.items()), list(preload)])
+            label = f"{env_name}.{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+            self._labels[(env_name, id(env), preload)] = (env, label)
         with self._lock:
             if label not in self._workers:
                 self._workers[label] = WarmWorker(provider, self.folder / label, env, lib_host, lib,
