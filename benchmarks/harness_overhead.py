@@ -10,7 +10,10 @@ Also: the median step timings of the harness's trials (stage, agent, collect, gr
 from each trial.json), and the wall time of a whole one-trial `lastexam run` from process
 start to printed result; and, when inspect_ai is installed (the [interop] extra), Inspect's
 local sandbox with its mock model per sample (benchmarks/inspect_overhead.py), in the same run.
-Prints medians and ratios; run by hand (shared machines are noisy).
+Harness, floor and Inspect run in alternation, round by round. Prints medians and ratios, and
+what a new file costs on the disk before and after (benchmarks/inode_cost.py: on an ext4
+without a journal it grows with what runs removed in the last minutes, and moves the harness's
+figures, not the floor's); run by hand (shared machines are noisy).
 The same script measures another checkout when run with that checkout's Python (its venv).
 """
 
@@ -31,11 +34,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 
+from lastexam.paths import lastexam_home
 from lastexam.run.runner import execute, new_run_id
 from lastexam.run.workspace import RunWorkArea
 from lastexam.sandbox.base import SandboxLimits, SandboxRequest
 from lastexam.sandbox.bwrap import BwrapProvider
 from lastexam.store.models import RunConfig
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import inode_cost  # benchmarks/ is not a package
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK = ROOT / "tests" / "data" / "tasks" / "other" / "column-total"
@@ -144,12 +151,20 @@ def main() -> None:
               + (f" {'inspect':>9}" if inspect else ""))
         steps: dict[int, dict[str, list[float]]] = {}
         cpu: dict[int, list[tuple[float, float]]] = {}
+        disk = [inode_cost.run(lastexam_home(), 300)]
         for k in args.concurrency:
             steps[k], cpu[k] = {}, []
-            h = statistics.median(harness(args.trials, k, tmp, steps[k], cpu[k]) for _ in range(args.rounds))
-            f = statistics.median(floor(args.trials, k, tmp) for _ in range(args.rounds))
-            i = statistics.median(inspect.per_sample(args.trials, k, tmp) for _ in range(args.rounds)) \
-                if inspect else None
+            # Harness, floor and Inspect in alternation, round by round: the machine drifts
+            # (each run's removals slow the next runs' new files for minutes), and alternation
+            # spreads the drift over all three.
+            hs, fs, ins = [], [], []
+            for _ in range(args.rounds):
+                hs.append(harness(args.trials, k, tmp, steps[k], cpu[k]))
+                fs.append(floor(args.trials, k, tmp))
+                if inspect:
+                    ins.append(inspect.per_sample(args.trials, k, tmp))
+            h, f = statistics.median(hs), statistics.median(fs)
+            i = statistics.median(ins) if ins else None
             print(f"{k:>11} {h * 1000:>9.1f} {f * 1000:>9.1f} {h / f:>6.2f}x"
                   + (f" {i * 1000:>9.1f}" if i is not None else ""))
         print("median step timings of those trials (trial.json), ms:")
@@ -162,6 +177,10 @@ def main() -> None:
                   f"system {statistics.median(s for _, s in rounds) * 1000:.1f}")
         cli = one_trial_cli(5, tmp)
         print(f"one-trial `lastexam run` (oracle) wall time, median of 5: {statistics.median(cli):.3f} s")
+        disk.append(inode_cost.run(lastexam_home(), 300))
+        print("the disk, per entry (benchmarks/inode_cost.py --n 300), before and after:")
+        for line in disk:
+            print(f"  {line.strip()}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import COLUMN_TOTAL
 from lastexam.envs import manage as envs
-from lastexam.run.grading import GradeRequest, grade, warm_release, warm_up
+from lastexam.run.grading import GradeRequest, _warm_worker, grade, warm_release, warm_up
 from lastexam.run.session import new_run_id, open_run
 from lastexam.sandbox import warm
 from lastexam.sandbox.cgroups import Cgroup
@@ -288,20 +288,45 @@ def test_gradings_under_other_variables_get_a_worker_of_their_own(tmp_path: Path
     assert len(labels) == 2
 
 
-def test_a_run_closed_while_slots_are_being_made_leaves_nothing(tmp_path: Path) -> None:
-    """Slots are made in the background: a worker closed with preparations still queued
-    drops every one of them (no cgroup, no process)."""
+def test_a_worker_closed_while_slots_are_being_made_leaves_nothing(tmp_path: Path) -> None:
+    """Slots are made in the background: a worker closed while some are being made and
+    others wait in its queue drops every one (no cgroup, no process: neither a slot made
+    before nor the worker), and makes none after."""
     task = load_task(_task(tmp_path, PEEKING_GRADER))
     env = envs.load(task.spec.environment, task.path)
     with _session(tmp_path) as session:
-        names = [f"{session.area.root.name}.queued-{n}.grade" for n in range(4)]
-        for name in names:
-            warm_up(session.provider, session.area, env, task, name)
         manager = session.provider.cgroups
         assert manager is not None
-        pool = warm.pool(session.area.root)
-        assert pool is not None
-        pool.close()
+        worker = _warm_worker(session.provider, session.area, env, task)
+        assert worker is not None
+        made = f"{session.area.root.name}.made.grade"
+        warm_up(session.provider, session.area, env, task, made)
+        made_cgroup = Cgroup(manager.version, [base / made for base in manager.bases])
+        deadline = time.monotonic() + 30
+        while not made_cgroup.pids() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        children, worker_pid = made_cgroup.pids(), worker.pid
+        assert children and worker_pid
+        gate, entered = threading.Event(), threading.Semaphore(0)
+        real = worker._new_slot
+
+        def held(name: str, limits):  # each preparation waits here until the worker is closing
+            entered.release()
+            gate.wait(30)
+            return real(name, limits)
+
+        worker._new_slot = held  # type: ignore[method-assign]
+        names = [f"{session.area.root.name}.queued-{n}.grade" for n in range(6)]
         for name in names:
+            warm_up(session.provider, session.area, env, task, name)
+        assert entered.acquire(timeout=30)  # one preparation is running, the others queued
+        closing = threading.Thread(target=worker.close)
+        closing.start()
+        while not worker._closed:
+            time.sleep(0.01)
+        gate.set()
+        closing.join(60)
+        assert not closing.is_alive()
+        for name in [made, *names]:
             assert not any((base / name).exists() for base in manager.bases), name
-        assert not any(pool.pids().values())
+        assert not [pid for pid in (*children, worker_pid) if Path(f"/proc/{pid}").exists()]

@@ -82,25 +82,28 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
                                      "error": f"model probes still pending after {MAX_PROBE_ROUNDS} gradings"})
 
 
-# By environment spec and venv (the spec kept, so that its id stays its own): a trial needs
-# them four times. Read-only: callers copy before adding to them.
-_GRADING_ENVS: dict[tuple[int, Path], tuple[object, dict[str, str]]] = {}
+# By environment spec and venv (the spec kept, so that its id stays its own), while the venv's
+# site-packages are there (a reinstall may name others): a trial needs them four times.
+# Read-only: callers copy before adding to them.
+_GRADING_ENVS: dict[tuple[int, Path], tuple[object, list[Path], dict[str, str]]] = {}
 
 
 def _grading_env(env: Environment) -> dict[str, str]:
     key = (id(env.spec), env.venv)
-    if (known := _GRADING_ENVS.get(key)) is not None:
-        return known[1]
+    known = _GRADING_ENVS.get(key)
+    if known is not None and all(p.is_dir() for p in known[1]):
+        return known[2]
+    site = env.site_packages()
     variables = {
         **env.variables(),
         "HOME": GradingSandbox.SCRATCH,
         "TMPDIR": "/tmp",
-        "PYTHONPATH": ":".join([GradingSandbox.LIB, *map(str, env.site_packages())]),
+        "PYTHONPATH": ":".join([GradingSandbox.LIB, *map(str, site)]),
         "PYTHONDONTWRITEBYTECODE": "1",
         "LANG": "C.UTF-8",
     }
-    if env.site_packages():  # an environment not installed yet may be by the next call
-        _GRADING_ENVS[key] = (env.spec, variables)
+    if site:  # an environment not installed yet may be by the next call
+        _GRADING_ENVS[key] = (env.spec, site, variables)
     return variables
 
 

@@ -8,6 +8,7 @@ the provider falls back to rlimits and the pid namespace.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import select
 import signal
@@ -17,6 +18,7 @@ from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
 PARENT_NAME = "lastexam"
+WAITED_PIDS = 32  # at most this many processes' exits are waited on at once
 
 
 def _own_path(controller: str) -> str:
@@ -94,7 +96,9 @@ def _await_exit(pids: set[int], timeout_s: float) -> set[int]:
     5.3), a plain pause."""
     fds: dict[int, int] = {}
     try:
-        for pid in pids:
+        # A few are enough to wake on (the caller lists the cgroup again): a descriptor per
+        # process of a full cgroup could run the harness out of descriptors.
+        for pid in itertools.islice(pids, WAITED_PIDS):
             with contextlib.suppress(OSError):  # gone already, or no pidfd here
                 fds[os.pidfd_open(pid)] = pid
         if not fds:

@@ -48,9 +48,10 @@ class WarmWorker:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
-        # Slots are made off the trial's path, one at a time, in a thread of their own.
+        # Slots are made off the trial's path, in threads of their own.
         self._slots: dict[str, Future[_Slot]] = {}
-        self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warm-slots")
+        # A few threads: one slot slow to make (a leftover cgroup to empty) delays no other.
+        self._preparer = ThreadPoolExecutor(max_workers=4, thread_name_prefix="warm-slots")
         self._closed = False
 
     def _spec(self) -> dict[str, object]:
@@ -141,9 +142,10 @@ class WarmWorker:
         self._preparer.shutdown(wait=True, cancel_futures=True)
         with self._lock:
             pending, self._slots = list(self._slots.values()), {}
-            self._stop()
-        for future in pending:
+        for future in pending:  # while the worker runs: it reaps the slots' children
             _drop(future)
+        with self._lock:
+            self._stop()
 
     def _stop(self) -> None:
         if self._sock is not None:
@@ -327,7 +329,7 @@ class WarmPool:
     def __init__(self, folder: Path):
         self.folder = folder
         self._workers: dict[str, WarmWorker] = {}
-        self._labels: dict[tuple[str, int, tuple[str, ...]], tuple[dict[str, str], str]] = {}
+        self._labels: dict[tuple[str, tuple[str, ...]], tuple[dict[str, str], str]] = {}
         self._lock = threading.Lock()
 
     def worker(self, provider: bwrap.BwrapProvider, env_name: str, env: dict[str, str],
@@ -336,14 +338,15 @@ class WarmPool:
         # (OpenBLAS reads OPENBLAS_CORETYPE when NumPy loads it), so gradings under other
         # variables (validation's BLAS reruns) get a worker of their own; so does another set of
         # modules, lest one task's preloaded module shadow another task's own of that name.
-        # The label of the same variables (one dict, kept here) is remembered.
-        known = self._labels.get((env_name, id(env), preload))
+        # The label of the same variables (the very dict, grading.py's cached one) is
+        # remembered, one per environment and module set.
+        known = self._labels.get((env_name, preload))
         if known is not None and known[0] is env:
             label = known[1]
         else:
             key = json.dumps([env_name, sorted(env.items()), list(preload)])
             label = f"{env_name}.{hashlib.sha256(key.encode()).hexdigest()[:12]}"
-            self._labels[(env_name, id(env), preload)] = (env, label)
+            self._labels[(env_name, preload)] = (env, label)
         with self._lock:
             if label not in self._workers:
                 self._workers[label] = WarmWorker(provider, self.folder / label, env, lib_host, lib,
