@@ -31,7 +31,7 @@ from lastexam.envs.image import debian_release, image_tag
 from lastexam.paths import home_subdir
 from lastexam.sandbox.base import Mount, SandboxError, SandboxLimits, SandboxRequest
 from lastexam.sandbox.engine import CLONE_NEWUSER, EOPNOTSUPP, seccomp_profile
-from lastexam.sandbox.podman import _split_env, environment_of
+from lastexam.sandbox.podman import UID_RANGE, _split_env, environment_of, uid_range_problem
 
 DEFAULT = {
     "defaultAction": "SCMP_ACT_ERRNO",
@@ -72,6 +72,17 @@ def test_seccomp_profile_needs_a_default_profile(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text('{"defaultAction": "SCMP_ACT_ALLOW"}')
     with pytest.raises(ValueError, match="no syscalls list"):
         seccomp_profile(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize("uid", [1, 911, 999, 2**32 - 2 - (UID_RANGE - 1 - 1000) + 1])
+def test_a_sandbox_uid_whose_container_range_leaves_the_host_uids_is_refused(uid: int) -> None:
+    problem = uid_range_problem(uid)
+    assert problem is not None and f"LASTEXAM_SANDBOX_UID={uid}" in problem
+
+
+@pytest.mark.parametrize("uid", [None, 1000, 1_990_000_000, 2**32 - 2 - (UID_RANGE - 1 - 1000)])
+def test_a_sandbox_uid_with_room_for_the_container_range_is_taken(uid: int | None) -> None:
+    assert uid_range_problem(uid) is None
 
 
 def test_the_environment_goes_by_file_or_by_name_never_on_the_command_line() -> None:

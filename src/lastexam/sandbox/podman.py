@@ -59,6 +59,19 @@ LABEL = "lastexam.area"  # its value: the full path of the container's work area
 DEFAULT_ENVIRONMENT = "base"
 
 
+def uid_range_problem(uid: int | None) -> str | None:
+    """Why the host uid cannot carry a container's uids (None: it can). The container's uids
+    0 to UID_RANGE - 1 map onto the host's from uid - SANDBOX_UID, so that the container's
+    SANDBOX_UID is the host's `uid`: that range must lie within the host's uids."""
+    if uid is None:
+        return None
+    low, high = SANDBOX_UID, 2**32 - 2 - (UID_RANGE - 1 - SANDBOX_UID)
+    if low <= uid <= high:
+        return None
+    return (f"LASTEXAM_SANDBOX_UID={uid}: podman maps the container's uids 0-{UID_RANGE - 1} "
+            f"onto host uids from {uid - SANDBOX_UID}, which needs a uid from {low} to {high}")
+
+
 class PodmanProvider(BwrapProvider):
     """Shares the bubblewrap provider's identity: its host uid and generated /etc files."""
 
@@ -71,6 +84,8 @@ class PodmanProvider(BwrapProvider):
         self._seccomp: Path | None = None
 
     def preflight(self) -> list[str]:
+        if (problem := uid_range_problem(self.uid)) is not None:
+            return [problem]
         if self.engine is None:
             return [engines.missing_engine()]
         if self.engine.name == "docker":
