@@ -150,6 +150,7 @@ def main() -> None:
         print(f"{'concurrency':>11} {'harness':>9} {'floor':>9} {'ratio':>7}"
               + (f" {'inspect':>9}" if inspect else ""))
         steps: dict[int, dict[str, list[float]]] = {}
+        rounds: dict[int, list[float]] = {}  # each round's harness over its own floor
         cpu: dict[int, list[tuple[float, float]]] = {}
         disk = [inode_cost.run(lastexam_home(), 300)]
         for k in args.concurrency:
@@ -167,6 +168,10 @@ def main() -> None:
             i = statistics.median(ins) if ins else None
             print(f"{k:>11} {h * 1000:>9.1f} {f * 1000:>9.1f} {h / f:>6.2f}x"
                   + (f" {i * 1000:>9.1f}" if i is not None else ""))
+            rounds[k] = [x / y for x, y in zip(hs, fs, strict=True)]
+        print("each round's ratio (harness / the floor measured right after it):")
+        for k, ratios in rounds.items():
+            print(f"  concurrency {k}: " + ", ".join(f"{r:.2f}x" for r in ratios))
         print("median step timings of those trials (trial.json), ms:")
         for k, by_step in steps.items():
             parts = [f"{s} {statistics.median(by_step[s]) * 1000:.1f}" for s in STEPS if s in by_step]
