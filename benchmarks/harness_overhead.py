@@ -128,7 +128,6 @@ def one_trial_cli(repeats: int, tmp: Path, pythonpath: str | None = None, warm_u
 def _inspect_module(tmp: Path) -> ModuleType | None:
     """benchmarks/inspect_overhead.py, warmed up, or None without inspect_ai."""
     try:
-        sys.path.insert(0, str(Path(__file__).parent))
         import inspect_overhead
     except ImportError:
         print("(inspect_ai not installed: no Inspect column; pip install -e '.[interop]')")
@@ -150,7 +149,7 @@ def main() -> None:
         print(f"{'concurrency':>11} {'harness':>9} {'floor':>9} {'ratio':>7}"
               + (f" {'inspect':>9}" if inspect else ""))
         steps: dict[int, dict[str, list[float]]] = {}
-        rounds: dict[int, list[float]] = {}  # each round's harness over its own floor
+        ratios: dict[int, list[float]] = {}  # each round's harness over its own floor
         cpu: dict[int, list[tuple[float, float]]] = {}
         disk = [inode_cost.run(lastexam_home(), 300)]
         for k in args.concurrency:
@@ -168,10 +167,10 @@ def main() -> None:
             i = statistics.median(ins) if ins else None
             print(f"{k:>11} {h * 1000:>9.1f} {f * 1000:>9.1f} {h / f:>6.2f}x"
                   + (f" {i * 1000:>9.1f}" if i is not None else ""))
-            rounds[k] = [x / y for x, y in zip(hs, fs, strict=True)]
+            ratios[k] = [x / y for x, y in zip(hs, fs, strict=True)]
         print("each round's ratio (harness / the floor measured right after it):")
-        for k, ratios in rounds.items():
-            print(f"  concurrency {k}: " + ", ".join(f"{r:.2f}x" for r in ratios))
+        for k, of_k in ratios.items():
+            print(f"  concurrency {k}: " + ", ".join(f"{r:.2f}x" for r in of_k))
         print("median step timings of those trials (trial.json), ms:")
         for k, by_step in steps.items():
             parts = [f"{s} {statistics.median(by_step[s]) * 1000:.1f}" for s in STEPS if s in by_step]

@@ -82,18 +82,17 @@ def grade(provider: SandboxProvider, area: RunWorkArea, req: GradeRequest) -> Gr
                                      "error": f"model probes still pending after {MAX_PROBE_ROUNDS} gradings"})
 
 
-# By environment spec and venv (the spec kept, so that its id stays its own), while the venv's
-# site-packages are there (a reinstall may name others): a trial needs them four times.
-# Read-only: callers copy before adding to them.
-_GRADING_ENVS: dict[tuple[int, Path], tuple[object, list[Path], dict[str, str]]] = {}
+# By environment spec (kept, so that its id stays its own) and the venv's site-packages as
+# Environment.site_packages finds them now (a reinstall may name others): a trial needs them
+# four times. Read-only: callers copy before adding to them.
+_GRADING_ENVS: dict[tuple[int, tuple[Path, ...]], tuple[object, dict[str, str]]] = {}
 
 
 def _grading_env(env: Environment) -> dict[str, str]:
-    key = (id(env.spec), env.venv)
-    known = _GRADING_ENVS.get(key)
-    if known is not None and all(p.is_dir() for p in known[1]):
-        return known[2]
     site = env.site_packages()
+    key = (id(env.spec), tuple(site))
+    if (known := _GRADING_ENVS.get(key)) is not None:
+        return known[1]
     variables = {
         **env.variables(),
         "HOME": GradingSandbox.SCRATCH,
@@ -103,7 +102,7 @@ def _grading_env(env: Environment) -> dict[str, str]:
         "LANG": "C.UTF-8",
     }
     if site:  # an environment not installed yet may be by the next call
-        _GRADING_ENVS[key] = (env.spec, site, variables)
+        _GRADING_ENVS[key] = (env.spec, variables)
     return variables
 
 

@@ -24,7 +24,7 @@ import struct
 import subprocess
 import threading
 import time
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -281,7 +281,7 @@ def _made(future: Future[_Slot] | None) -> _Slot | None:
         return None
     try:
         return future.result()
-    except (Exception, CancelledError):  # reported, if it persists, by the grading itself
+    except Exception:  # cancelled or failed: reported, if it persists, by the grading itself
         return None
 
 

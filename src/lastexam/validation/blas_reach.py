@@ -2,9 +2,10 @@
 
 The setting is OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS and OMP_NUM_THREADS (and
 OPENBLAS_THREAD_TIMEOUT, which changes no result). The OPENBLAS_ ones are read by OpenBLAS only.
-OMP_NUM_THREADS is read by every OpenMP runtime (libgomp is in the system for ngspice, R, CalculiX, ImageMagick...); every sandbox pins it (envs/spec.py), so the rerun's
-value changes nothing where the pin is that value. A program that reads the variable itself, or
-counts the CPUs itself, is not seen (docs/task-format.md)."""
+OMP_NUM_THREADS is read by every OpenMP runtime (libgomp is in the system for ngspice, R,
+CalculiX, ImageMagick...); every sandbox pins it (envs/spec.py), so the rerun's value changes
+nothing where the pin is that value. A program that reads the variable itself, or counts the
+CPUs itself, is not seen (docs/task-format.md)."""
 
 from __future__ import annotations
 
