@@ -59,3 +59,18 @@ def test_browse_run_trial_checks_and_trajectory(viewer: str) -> None:
         assert '"total": 6.750000' in page.content()
         assert page.evaluate("document.contentType") == "text/plain"  # an agent's file, never a page
         browser.close()
+
+
+def test_a_client_gone_before_its_answer_prints_no_traceback(tmp_path: Path, capsys) -> None:
+    from lastexam.viewer.server import serve
+
+    server = serve([tmp_path])
+    try:
+        for error, printed in ((BrokenPipeError(32, "Broken pipe"), False), (ValueError("bug"), True)):
+            try:
+                raise error
+            except Exception:
+                server.handle_error(None, ("127.0.0.1", 1))
+            assert ("Traceback" in capsys.readouterr().err) is printed, error
+    finally:
+        server.server_close()

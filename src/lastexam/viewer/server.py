@@ -6,6 +6,7 @@ plain text (viewer/content.py), and only to requests addressed to the bound host
 from __future__ import annotations
 
 import os
+import sys
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -182,7 +183,16 @@ def make_handler(runs: Runs) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A browser that went away before its answer was written (on any path, a refusal
+        # included) is not the viewer's error: no traceback for it.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 def serve(run_dirs: list[Path], port: int = 0) -> ThreadingHTTPServer:
-    server = ThreadingHTTPServer(("127.0.0.1", port), make_handler(Runs(run_dirs)))
+    server = _Server(("127.0.0.1", port), make_handler(Runs(run_dirs)))
     server.daemon_threads = True
     return server
