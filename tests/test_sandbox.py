@@ -207,6 +207,23 @@ def test_io_uring_is_refused(tmp_path: Path, sandbox: str) -> None:
     assert "IO_URING Operation not supported" in log, log[-500:]
 
 
+KEYRING = (
+    "import ctypes, os\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "nr = {'x86_64': 248, 'aarch64': 217}[os.uname().machine]\n"
+    "key = libc.syscall(nr, b'user', b'k', b'v', 1, -4)\n"
+    "print('ADD_KEY', 'added' if key >= 0 else 'refused')\n"
+)
+
+
+def test_the_kernels_keyrings_are_refused(tmp_path: Path, sandbox: str) -> None:
+    """A user's keyring outlives a sandbox in its user namespace (the warm gradings share
+    theirs): add_key, request_key and keyctl are refused, as container runtimes do."""
+    run = tmp_path / "run"
+    log = _agent_log(run, run_command_agent(f"python3 -c {shlex.quote(KEYRING)}", run))
+    assert "ADD_KEY refused" in log, log[-500:]
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="the uid switch happens when the harness is root")
 def test_files_written_in_the_sandbox_belong_to_a_dedicated_host_uid(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str

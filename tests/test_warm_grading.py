@@ -330,3 +330,69 @@ def test_a_worker_closed_while_slots_are_being_made_leaves_nothing(tmp_path: Pat
         for name in [made, *names]:
             assert not any((base / name).exists() for base in manager.bases), name
         assert not [pid for pid in (*children, worker_pid) if Path(f"/proc/{pid}").exists()]
+
+
+def _slot_cgroup(session, name: str) -> Cgroup:
+    manager = session.provider.cgroups
+    assert manager is not None
+    return Cgroup(manager.version, [base / name for base in manager.bases])
+
+
+def _wait_for_pids(cg: Cgroup) -> list[int]:
+    deadline = time.monotonic() + 30
+    while not cg.pids() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return cg.pids()
+
+
+def test_a_grading_ends_while_slots_prepared_after_it_still_wait(tmp_path: Path) -> None:
+    """Each slot's process is forked by the worker, which holds every waiting slot's status
+    pipe: a slot made after another must not keep that one's pipe open (its grading would
+    then wait for the later slot to go)."""
+    task = load_task(_task(tmp_path, PEEKING_GRADER))
+    env = envs.load(task.spec.environment, task.path)
+    with _session(tmp_path) as session:
+        area = session.area
+        req = _request(area.root, task, "first", {"secret.txt": "s", "paths.txt": ""})
+        later = f"{area.root.name}.later.grade"
+        warm_up(session.provider, area, env, task, req.name)
+        assert _wait_for_pids(_slot_cgroup(session, req.name))
+        warm_up(session.provider, area, env, task, later)
+        assert _wait_for_pids(_slot_cgroup(session, later))
+        graded: list = []
+        worker = threading.Thread(target=lambda: graded.append(grade(session.provider, area, req)),
+                                  daemon=True)
+        worker.start()
+        worker.join(timeout=60)
+        waited = worker.is_alive()
+        warm_release(session.provider, area, env, task, later)  # frees a grading stuck on it
+        worker.join(timeout=30)
+    assert not waited, "the grading waited for a slot prepared after its own"
+    assert graded and graded[0].ok, graded and graded[0].error
+
+
+# The kernel's keyrings belong to a user namespace, which gradings share with their worker.
+KEYRING_GRADER = '''
+import ctypes
+import os
+from lastexam.grading import Outcome, Rubric
+
+ADD_KEY = {"x86_64": 248, "aarch64": 217}[os.uname().machine]
+
+
+def grade(ctx):
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = libc.syscall(ADD_KEY, b"user", b"left-by-a-grading", b"secret", 6, -4)  # -4: @u
+    r = Rubric()
+    r.check("no key added", 1, Outcome(key < 0, f"key {key}"))
+    return r
+'''
+
+
+def test_a_grading_cannot_use_the_kernels_keyrings(tmp_path: Path) -> None:
+    task = load_task(_task(tmp_path, KEYRING_GRADER))
+    with _session(tmp_path) as session:
+        record = grade(session.provider, session.area,
+                       _request(session.area.root, task, "keys", {}))
+    assert record.ok, record.error
+    assert record.score == 1.0, [c.message for c in record.checks if not c.passed]

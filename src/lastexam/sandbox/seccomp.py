@@ -5,7 +5,10 @@ per-file cap; refused, glibc's posix_fallocate writes zeros instead, at the spee
 io_uring_setup is refused too: an io_uring's IORING_OP_FALLOCATE allocates without the
 fallocate system call, out of the filter's sight (programs that can use io_uring fall back
 to plain system calls without it). On x86_64 the x32 system calls are refused as well (they
-would reach fallocate by another number).
+would reach fallocate by another number). The kernel's keyrings (add_key, request_key, keyctl)
+are refused too, as in container runtimes' default profiles: a user's keyring belongs to its
+user namespace, which a run's gradings share with their warm worker (sandbox/warm_worker.py),
+so a key left by one grading would be read by the next.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ ARCH_OFFSET, NR_OFFSET = 4, 0  # in struct seccomp_data
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
 X32_BIT = 0x40000000
 IO_URING_SETUP = 425  # one number on every architecture (system calls added since Linux 5.1)
-# Audit arch -> the refused numbers under it: fallocate's, then io_uring_setup (the 32-bit
-# ABIs a 64-bit kernel runs too).
+# Audit arch -> the refused numbers under it: fallocate's, io_uring_setup, then add_key,
+# request_key and keyctl (the 32-bit ABIs a 64-bit kernel runs too).
 REFUSED = {
-    "x86_64": {0xC000003E: (285, IO_URING_SETUP), 0x40000003: (324, IO_URING_SETUP)},
-    "aarch64": {0xC00000B7: (47, IO_URING_SETUP), 0x40000028: (352, IO_URING_SETUP)},
+    "x86_64": {0xC000003E: (285, IO_URING_SETUP, 248, 249, 250),
+               0x40000003: (324, IO_URING_SETUP, 286, 287, 288)},
+    "aarch64": {0xC00000B7: (47, IO_URING_SETUP, 217, 218, 219),
+                0x40000028: (352, IO_URING_SETUP, 309, 310, 311)},
 }
 
 

@@ -6,8 +6,8 @@ same isolation as a bwrap sandbox (new user, pid, network, ipc, uts and cgroup n
 holding only the system read-only and the grading's own mounts, no capabilities, no nested
 user namespaces, the seccomp filter) in a cgroup of its own made here, with the same limits
 and supervision: wall time, memory, processes, the write quota, every process killed at the
-end. A grading's slot (its cgroup, with a child of the worker already in it) is prepared
-ahead, when its trial is staged. Used when the sandbox provider is bwrap running as root with
+end. A grading's slot (its cgroup, with a child of the worker already in it, and the pipe the
+worker reports that child's wait status on) is prepared ahead, when its trial is staged. Used when the sandbox provider is bwrap running as root with
 cgroups (the normal case); otherwise `worker` returns None and each grading starts a fresh
 sandbox.
 """
@@ -186,17 +186,18 @@ class WarmWorker:
         except OSError as e:
             raise SandboxError(f"cannot create cgroup {name}: {e}") from e
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        slot = _Slot(cg, ours, (limits.memory_mb, limits.max_processes))
+        status_r, status_w = os.pipe()
+        slot = _Slot(cg, ours, status_r, (limits.memory_mb, limits.max_processes))
         procs: list[int] = []
         try:
             procs = [os.open(f, os.O_WRONLY) for f in cg.procs_files]
-            self._send([theirs.fileno(), *procs])
+            self._send([theirs.fileno(), status_w, *procs])
         except BaseException:
             slot.drop()
             raise
         finally:
             theirs.close()
-            for fd in procs:
+            for fd in (status_w, *procs):
                 os.close(fd)
         return slot
 
@@ -219,12 +220,11 @@ class WarmWorker:
             "fsize": limits.watch_bytes, "tmp_bytes": limits.tmp_mb * 1024 * 1024,
             "pass_fds": list(req.pass_fds),
         }).encode()
-        status_r, status_w = os.pipe()
-        fds = [status_w]
+        fds: list[int] = []
         slot = None
         try:
             fds = [os.open(req.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
-                   os.open(req.stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), status_w]
+                   os.open(req.stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)]
             for attempt in (1, 2):  # a slot of a worker that has died meanwhile: a new one
                 slot = self._take_slot(req)
                 start = time.monotonic()
@@ -236,7 +236,6 @@ class WarmWorker:
                     if attempt == 2:
                         raise SandboxError(f"the warm grading worker does not take jobs: {e}") from e
         except BaseException:
-            os.close(status_r)
             if slot is not None:
                 slot.drop()
             raise
@@ -244,7 +243,7 @@ class WarmWorker:
             for fd in fds:
                 os.close(fd)
         slot.channel.close()
-        cg = slot.cgroup
+        cg, status_r, slot.status_r = slot.cgroup, slot.status_r, -1
         killed = _supervise(status_r, req, start, cg)
         raw = _read_all(status_r)
         wall = time.monotonic() - start
@@ -263,14 +262,19 @@ class WarmWorker:
 
 @dataclass
 class _Slot:
-    """A child of the worker waiting in its cgroup for one job, sent on `channel`."""
+    """A child of the worker waiting in its cgroup for one job, sent on `channel`; its wait
+    status comes, from the worker, on `status_r`."""
 
     cgroup: cgroups.Cgroup
     channel: socket.socket
+    status_r: int
     limits: tuple[int, int]  # memory_mb, max_processes: what the cgroup was made with
 
     def drop(self) -> None:
         self.channel.close()  # the child leaves when its channel ends
+        if self.status_r >= 0:  # not yet taken by a grading (which closes it)
+            os.close(self.status_r)
+            self.status_r = -1
         self.cgroup.kill_all()
         self.cgroup.remove()
 

@@ -3,15 +3,19 @@
 Started once per run and environment by sandbox/warm.py, as the sandbox's unprivileged host
 uid, with the grading library already imported and one made-up grading rehearsed by it
 (grading/rehearsal.py: the library's own grader, so that no slot pays a first grading's
-costs). It runs no task's code itself: for each slot
-the host prepares (a job socket and cgroups) it forks a child that joins the cgroups, enters
-new user, mount, pid, network, ipc, uts and cgroup namespaces and forks the grading process,
-the pid namespace's init, which builds the part of the root every job shares (the system
+costs). It runs no task's code itself. It lives in a user namespace of its own (the sandbox's
+uid inside, as in bwrap's sandboxes) and is the init of a pid namespace of its own, so that it
+can give each grading a new pid namespace and come back to its own. For each slot the host
+prepares (a job socket, a status pipe and cgroups) it forks, in a new pid namespace, the
+grading process: that namespace's init, which joins the cgroups, enters new mount, network,
+ipc, uts and cgroup namespaces and builds the part of the root every job shares (the system
 read-only, /dev, /proc) while the slot waits. When the job comes (a JSON header and the job's
 descriptors) the init adds the job's own mounts and a private /tmp, pivots into the root,
 forbids further user namespaces, drops every capability, takes the seccomp filter and the
-file-size limit, and runs the grading harness. Its parent reports its wait status on the
-job's status pipe. Only the standard library is used here (the host's Python, no site packages).
+file-size limit, and runs the grading harness. The worker, its parent, writes its wait status
+to the slot's status pipe, which the grading never holds. One fork per grading: each fork of
+the worker costs page-table copies, copy-on-write faults and an exit in proportion to what it
+touches. Only the standard library is used here (the host's Python, no site packages).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import gc
 import json
 import os
 import resource
+import select
 import signal
 import socket
 import struct
@@ -35,7 +40,6 @@ MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
-PR_SET_CHILD_SUBREAPER = 36
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 # statvfs flags that are locked on a bind mount and must be kept when it is remounted.
 KEPT_FLAGS = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | 1024 | 2048 | 4096
@@ -78,15 +82,11 @@ def _write(path: str, text: str) -> None:
         f.write(text)
 
 
-def enter_namespaces(inside_uid: int) -> None:
-    """In the slot's child, already in the job's cgroups: new user, mount, pid, network, ipc,
-    uts and cgroup namespaces, the worker's uid mapped to `inside_uid`."""
-    uid, gid = os.getuid(), os.getgid()
-    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
-                        | CLONE_NEWUTS | CLONE_NEWCGROUP), "unshare")
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{inside_uid} {uid} 1")
-    _write("/proc/self/gid_map", f"{inside_uid} {gid} 1")
+def enter_namespaces() -> None:
+    """In the grading process, already in the job's cgroups and the init of its pid namespace
+    (owned by the worker's user namespace): new mount, network, ipc, uts and cgroup namespaces."""
+    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP),
+           "unshare")
 
 
 def build_shared_root(spec: dict) -> None:
@@ -107,7 +107,8 @@ def build_shared_root(spec: dict) -> None:
     os.symlink("../tmp", root + "/var/tmp")
     os.mkdir(root + "/proc")
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    # No user namespace below this one (bwrap's --disable-userns), set while we may.
+    # No user namespace below the worker's (bwrap's --disable-userns), set while we may. The
+    # worker itself makes none after its start.
     _write(root + "/proc/sys/user/max_user_namespaces", "0")
     for name in PROC_COVERED:
         if os.path.exists(f"{root}/proc/{name}"):
@@ -206,12 +207,11 @@ class Job:
 
 
 def _grading_process(spec: dict, jobs: socket.socket) -> None:
-    """The pid namespace's init; never returns. It builds the shared root, then waits for
-    its job on `jobs` (nothing there: the slot was dropped)."""
+    """The pid namespace's init, in the job's cgroups; never returns. It builds the shared
+    root, then waits for its job on `jobs` (nothing there: the slot was dropped)."""
     setup_error = None
     try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        enter_namespaces()
         build_shared_root(spec)
     except BaseException:
         import traceback
@@ -260,91 +260,118 @@ def _at_exit() -> None:
         pass
 
 
-def _slot(fds: list[int], spec: dict) -> None:
-    """A child of the worker ready for one job, prepared while its trial's agent runs: it
-    joins the job's cgroups (a move between cgroups can wait for an RCU grace period), enters
-    the job's namespaces and forks their init, which builds the shared part of the root. Then
-    it takes the job from its own socket (nothing there: the host dropped the slot), hands it
-    to the init, and reports the init's wait status on the job's status pipe."""
+def _slot(fds: list[int], spec: dict, inherited: list[int]) -> None:
+    """The worker's child, the init of a new pid namespace, ready for one job: the worker's
+    descriptors it inherited (`inherited`) and the status pipe closed, the job's cgroups joined
+    (a move between cgroups can wait for an RCU grace period), then the grading process. Its
+    fds: the job socket, the status pipe, the cgroups' cgroup.procs."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        for fd in (*inherited, fds[1]):  # the status is the worker's to write, never the grading's
+            os.close(fd)
         channel = socket.socket(fileno=fds[0])
-        for fd in fds[1:]:
+        for fd in fds[2:]:
             os.write(fd, b"0")  # 0: the writing process; the descriptor was opened by the host
             os.close(fd)
     except BaseException:
         os._exit(0)
-    pid, inner, setup_error = None, None, None
-    try:
-        enter_namespaces(spec["uid"])
-        inner, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pid = os.fork()
-        if pid == 0:
-            channel.close()
-            inner.close()
-            _grading_process(spec, theirs)
-        theirs.close()
-    except BaseException as e:
-        setup_error = f"grading sandbox setup failed: {e}\n"
-    try:
-        message, job_fds, _, _ = socket.recv_fds(channel, 1 << 20, MAX_JOB_FDS)
-    except BaseException:
-        message, job_fds = b"", []
-    if not message:  # dropped: the init goes too, reaped here
-        if pid is not None:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-        os._exit(0)
-    channel.close()
-    _run_job(message, job_fds, pid, inner, setup_error)
+    _grading_process(spec, channel)
 
 
-def _run_job(message: bytes, fds: list[int], pid: int | None, inner: socket.socket | None,
-             setup_error: str | None) -> None:
-    """The job handed to the slot's init (all its descriptors but the status pipe), its end
-    awaited, its wait status written to the status pipe."""
-    status, status_fd, stderr = 255 << 8, fds[2], fds[1]
-    try:
-        if setup_error is not None or pid is None or inner is None:
-            raise OSError(setup_error or "no grading process")
-        socket.send_fds(inner, [message], [fds[0], fds[1], *fds[3:]])
-        inner.close()
-        for fd in (fds[0], *fds[3:]):
-            os.close(fd)
-        _, status = os.waitpid(pid, 0)
-    except BaseException as e:
-        os.write(stderr, (setup_error or f"grading sandbox setup failed: {e}\n").encode())
-    finally:
-        os.write(status_fd, struct.pack("=i", status))
-        os._exit(0)
+class Slots:
+    """The worker's gradings: each forked into a new pid namespace, its wait status written
+    to its slot's status pipe when it ends (or the slot is dropped)."""
+
+    def __init__(self, spec: dict) -> None:
+        self.spec = spec
+        self.own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        self.children: dict[int, tuple[int, int]] = {}  # pidfd: (pid, status pipe)
+
+    def fork(self, fds: list[int], keep: list[int]) -> int | None:
+        """The grading process of a slot, [job socket, status pipe, *cgroup.procs], the
+        worker's copies of its descriptors closed (but the status pipe's); its pidfd."""
+        pid = None
+        try:
+            if len(fds) < 2:
+                return None
+            inherited = [*keep, self.own_pid_ns, *(fd for item in self.children.items()
+                                                   for fd in (item[0], item[1][1]))]
+            _check(libc.unshare(CLONE_NEWPID), "unshare")
+            try:
+                pid = os.fork()
+                if pid == 0:
+                    _slot(fds, self.spec, inherited)
+                pidfd = os.pidfd_open(pid)
+                self.children[pidfd] = (pid, fds[1])
+                fds = [fds[0], *fds[2:]]
+            finally:
+                if pid != 0:  # our children after this one in our own namespace again
+                    _check(libc.setns(self.own_pid_ns, CLONE_NEWPID), "setns")
+            return pidfd
+        except OSError as e:
+            print(f"slot: {e}", file=sys.stderr, flush=True)
+            return None
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def reap(self, pidfd: int) -> None:
+        """A grading process has ended: its wait status to its status pipe."""
+        pid, status_w = self.children.pop(pidfd)
+        os.close(pidfd)
+        try:
+            _, status = os.waitpid(pid, 0)
+            os.write(status_w, struct.pack("=i", status))
+        except OSError:  # the host dropped the slot: no one reads
+            pass
+        finally:
+            os.close(status_w)
+        # The worker is its namespace's init: anything orphaned there is reaped here.
+        with contextlib.suppress(ChildProcessError):
+            while (found := os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)) is not None:
+                if any(found.si_pid == p for p, _ in self.children.values()):
+                    break
+                os.waitpid(found.si_pid, 0)
 
 
 def serve(sock: socket.socket, spec: dict) -> None:
-    """Each message prepares a slot: [its job socket, the cgroups' cgroup.procs]."""
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
-    # A slot's init orphaned by a kill of its cgroup comes here, and is reaped as well.
-    _check(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")
+    """Each message prepares a slot: [its job socket, its status pipe, the cgroups' cgroup.procs]."""
+    slots = Slots(spec)
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
     while True:
-        message, fds, _, _ = socket.recv_fds(sock, 1 << 10, MAX_JOB_FDS)
-        if not message:
-            return  # the host has gone: so do we
-        if os.fork() == 0:
-            sock.close()
-            _slot(fds, spec)
-        for fd in fds:
-            os.close(fd)
+        for fd, _ in poller.poll():
+            if fd != sock.fileno():
+                poller.unregister(fd)
+                slots.reap(fd)
+                continue
+            message, fds, _, _ = socket.recv_fds(sock, 1 << 10, MAX_JOB_FDS)
+            if not message:
+                return  # the host has gone: so do we, and every grading left with us
+            pidfd = slots.fork(fds, [sock.fileno()])
+            if pidfd is not None:
+                poller.register(pidfd, select.POLLIN)
 
 
-def _own_user_namespace() -> None:
-    """The worker's own user namespace, the same uid inside: a process of the sandbox uid in
-    the host's namespace would make other runs' preflight see the uid as taken by another."""
+def _own_namespaces(inside_uid: int, sock: socket.socket) -> None:
+    """The worker's own user namespace, the sandbox's uid inside (a process of the sandbox uid
+    in the host's namespace would make other runs' preflight see the uid as taken by another),
+    and its own pid namespace, of which the worker goes on as the init. The process the host
+    started stays outside, waiting for it, and leaves with its exit status."""
     uid, gid = os.getuid(), os.getgid()
-    _check(libc.unshare(CLONE_NEWUSER), "unshare")
+    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWPID), "unshare")
     _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{uid} {uid} 1")
-    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    _write("/proc/self/uid_map", f"{inside_uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{inside_uid} {gid} 1")
+    pid = os.fork()
+    if pid == 0:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        return
+    sock.close()  # the worker's alone: a host's message to a dead worker then fails
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
 
 
 def preload(modules: list[str]) -> None:
@@ -374,7 +401,7 @@ def rehearse() -> None:
 def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=int(argv[0]))
     spec = json.loads(sock.recv(1 << 20))  # the first message: what every job shares
-    _own_user_namespace()
+    _own_namespaces(spec["uid"], sock)
     import lastexam.grading as library
     import lastexam.grading.harness  # noqa: F401  (the point of a warm worker)
 
