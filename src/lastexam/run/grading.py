@@ -6,12 +6,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lastexam import background
 from lastexam.envs.manage import Environment
 from lastexam.grading.context import GradeContext
 from lastexam.grading.harness import RESULT_FD_VAR
@@ -285,8 +285,7 @@ class _ChannelReader:
         self._fd = fd
         self._chunks: list[bytes] = []
         self._size = 0
-        self._thread = threading.Thread(target=self._drain, name="grade-result", daemon=True)
-        self._thread.start()
+        self._job = background.run(self._drain)
 
     def _drain(self) -> None:
         try:
@@ -298,7 +297,7 @@ class _ChannelReader:
             os.close(self._fd)
 
     def finish(self) -> tuple[bytes, bool]:
-        self._thread.join()
+        self._job.join()
         return b"".join(self._chunks), self._size > MAX_RESULT_BYTES
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lastexam.errors import LastexamError
-from lastexam.sandbox import cgroups, launcher
+from lastexam.sandbox import cgroups, launcher, spawn
 from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
 from lastexam.sandbox.seccomp import filter_fd
 from lastexam.untrusted import tail
@@ -242,14 +242,12 @@ class BwrapProvider:
                 argv = ["/bin/bash", "-c", GATE, "gate", str(gate_r), *argv]
         start = time.monotonic()
         try:
+            program = shutil.which(argv[0], path=os.pathsep.join(os.get_exec_path(env)))
+            if program is None:
+                raise FileNotFoundError(f"{argv[0]} not found")
             with open(req.stdout, "wb") as out, open(req.stderr, "wb") as err:
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    env=env,
-                    start_new_session=True,
+                proc = spawn.spawn(
+                    [program, *argv[1:]], env, out.fileno(), err.fileno(),
                     pass_fds=tuple(fd for fd in (status_w, gate_r, seccomp_fd) if fd >= 0) + req.pass_fds,
                 )
         except OSError as e:
@@ -286,7 +284,7 @@ class BwrapProvider:
 
     @staticmethod
     def _attach(
-        proc: subprocess.Popen, cg: cgroups.Cgroup, gate: int, name: str, status_r: int
+        proc: spawn.Process | subprocess.Popen, cg: cgroups.Cgroup, gate: int, name: str, status_r: int
     ) -> None:
         """Put the waiting launcher in the sandbox's cgroups, then open its gate. A failure is
         the harness's, seen here on the host: the launcher is killed before anything runs."""
@@ -303,7 +301,7 @@ class BwrapProvider:
         finally:
             os.close(gate)
 
-    def _supervise(self, proc: subprocess.Popen, req: SandboxRequest, start: float) -> str | None:
+    def _supervise(self, proc: spawn.Process | subprocess.Popen, req: SandboxRequest, start: float) -> str | None:
         """Wait for the sandbox to exit, waking exactly on its exit (pidfd) or to enforce the
         wall-time cap and the output quota."""
         limits = req.limits
@@ -331,7 +329,7 @@ class BwrapProvider:
             os.close(pidfd)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: spawn.Process | subprocess.Popen) -> None:
     # The launcher's group holds bwrap's outer process; killing it takes the pid namespace's
     # init with it (--die-with-parent), and the kernel then kills every process inside.
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from lastexam import background
 from lastexam.layout import AgentSandbox
 from lastexam.sandbox.base import Mount
 
@@ -102,7 +103,7 @@ class ExecLogChannel:
         self._kept = self._discarded = 0
         self._error: str | None = None
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._job: background.Job | None = None
         self._fds: list[int] = []
         self._wake: tuple[int, int] | None = None
         self._memory: bytearray | None = bytearray()  # None once spilled to self.log
@@ -147,16 +148,14 @@ class ExecLogChannel:
             import fcntl
 
             fcntl.fcntl(reader, F_SETPIPE_SZ, PIPE_BYTES)
-        self._thread = threading.Thread(target=self._drain, args=(reader,), daemon=True,
-                                         name=f"exec-log {self.root.parent.name}")
-        self._thread.start()
+        self._job = background.run(lambda: self._drain(reader))
 
     def close(self) -> ChannelResult:
         self._stop.set()
         if self._wake is not None:
             os.write(self._wake[1], b"x")
-        if self._thread is not None:
-            self._thread.join()
+        if self._job is not None:
+            self._job.join()
         for fd in self._fds:
             with contextlib.suppress(OSError):
                 os.close(fd)

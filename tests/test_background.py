@@ -1,0 +1,34 @@
+"""lastexam.background: jobs run at once, on kept threads, and a failing job ends its join."""
+
+from __future__ import annotations
+
+import threading
+
+from lastexam import background
+
+
+def test_jobs_run_at_once_and_threads_are_kept() -> None:
+    gate = threading.Event()
+    seen: list[str] = []
+    # Two jobs at the same time: the second must not wait for the first's thread.
+    first = background.run(lambda: (gate.wait(10), seen.append(threading.current_thread().name)))
+    second = background.run(lambda: seen.append("second"))
+    second.join()
+    assert seen == ["second"]
+    gate.set()
+    first.join()
+    threads = set()
+    for _ in range(5):  # one at a time: each finds a kept thread
+        job = background.run(lambda: threads.add(threading.get_ident()))
+        job.join()
+    assert len(threads) == 1
+
+
+def test_a_failing_job_still_ends(capsys) -> None:
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    background.run(boom).join()
+    after = background.run(lambda: None)
+    after.join()
+    assert "RuntimeError: boom" in capsys.readouterr().err
