@@ -165,6 +165,9 @@ def test_a_prepared_grading_that_no_trial_takes_leaves_nothing(tmp_path: Path) -
         assert waiting
         warm_release(session.provider, session.area, env, task, name)
         assert not any(d.exists() for d in slot.dirs)
+        deadline = time.monotonic() + 10  # killed at once, reaped by the worker soon after
+        while [pid for pid in waiting if Path(f"/proc/{pid}").exists()] and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert not [pid for pid in waiting if Path(f"/proc/{pid}").exists()]
 
 
@@ -385,14 +388,77 @@ def grade(ctx):
     key = libc.syscall(ADD_KEY, b"user", b"left-by-a-grading", b"secret", 6, -4)  # -4: @u
     r = Rubric()
     r.check("no key added", 1, Outcome(key < 0, f"key {key}"))
+    # In a Landlock domain that handles block devices, mknod of one is refused by Landlock
+    # (EACCES) before the capability check (EPERM) is reached.
+    try:
+        os.mknod("/tmp/block", 0o600 | 0o060000, os.makedev(7, 0))
+        err = 0
+    except OSError as e:
+        err = e.errno
+    r.check("in a Landlock domain", 1, Outcome(err == 13, f"errno {err}"))
     return r
 '''
 
 
 def test_a_grading_cannot_use_the_kernels_keyrings(tmp_path: Path) -> None:
+    """...and is in a Landlock domain of its own (see the next test for why)."""
     task = load_task(_task(tmp_path, KEYRING_GRADER))
     with _session(tmp_path) as session:
         record = grade(session.provider, session.area,
                        _request(session.area.root, task, "keys", {}))
     assert record.ok, record.error
     assert record.score == 1.0, [c.message for c in record.checks if not c.passed]
+
+
+def _seize_errno(landlock: bool) -> int:
+    """0 if one unprivileged process could PTRACE_SEIZE another of the same uid and user
+    namespace (both dumpable, no capabilities, no_new_privs), else the errno; each process first
+    takes a Landlock domain of its own, as a grading does, when `landlock`."""
+    import ctypes
+
+    from lastexam.sandbox import warm_worker
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def become_a_grading() -> None:
+        os.setgroups([])
+        os.setresgid(65534, 65534, 65534)
+        os.setresuid(65534, 65534, 65534)
+        libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: as a program a grader runs
+        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+        if landlock:
+            warm_worker.landlock_domain()
+
+    ready_r, ready_w = os.pipe()
+    target = os.fork()
+    if target == 0:
+        try:
+            become_a_grading()
+            os.write(ready_w, b"1")
+            time.sleep(30)
+        finally:
+            os._exit(0)
+    os.close(ready_w)
+    assert os.read(ready_r, 1) == b"1"
+    os.close(ready_r)
+    tracer = os.fork()
+    if tracer == 0:
+        try:
+            become_a_grading()
+            code = 0 if libc.ptrace(0x4206, target, 0, 0) == 0 else ctypes.get_errno()  # SEIZE
+        except BaseException:
+            code = 255
+        os._exit(code)
+    _, status = os.waitpid(tracer, 0)
+    os.kill(target, 9)
+    os.waitpid(target, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def test_a_gradings_process_cannot_trace_another_gradings(tmp_path: Path) -> None:
+    """Gradings share the worker's user namespace and uid: the kernel's credential check then
+    lets one trace the other, and a Landlock domain per grading is what refuses it."""
+    import errno
+
+    assert _seize_errno(landlock=False) == 0  # what the shared user namespace alone allows
+    assert _seize_errno(landlock=True) == errno.EPERM

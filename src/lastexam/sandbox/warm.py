@@ -2,14 +2,16 @@
 
 A grading's sandbox, without a fresh bwrap and a fresh Python per trial: one worker per run
 and environment (the grading library imported) forks a process per grading that gets the
-same isolation as a bwrap sandbox (new user, pid, network, ipc, uts and cgroup namespaces, a root
-holding only the system read-only and the grading's own mounts, no capabilities, no nested
-user namespaces, the seccomp filter) in a cgroup of its own made here, with the same limits
-and supervision: wall time, memory, processes, the write quota, every process killed at the
-end. A grading's slot (its cgroup, with a child of the worker already in it, and the pipe the
-worker reports that child's wait status on) is prepared ahead, when its trial is staged. Used when the sandbox provider is bwrap running as root with
-cgroups (the normal case); otherwise `worker` returns None and each grading starts a fresh
-sandbox.
+same isolation as a bwrap sandbox (new pid, mount, network, ipc, uts and cgroup namespaces;
+the worker's user namespace, with a Landlock domain of its own, which keeps it from tracing
+another grading's processes; a root holding only the system read-only and the grading's own
+mounts, no capabilities, no nested user namespaces, the seccomp filter) in a cgroup of its
+own made here, with the same limits and supervision: wall time, memory, processes, the write
+quota, every process killed at the end. A grading's slot (its cgroup, with a child of the
+worker already in it, and the pipe the worker reports that child's wait status on) is
+prepared ahead, when its trial is staged. Used when the sandbox provider is bwrap running as
+root with cgroups (the normal case); otherwise `worker` returns None and each grading starts
+a fresh sandbox.
 """
 
 from __future__ import annotations
@@ -316,10 +318,20 @@ def _supervise(status_r: int, req: SandboxRequest, start: float, cg: cgroups.Cgr
             return None
 
 
+STATUS_WAIT_S = 30  # for the worker's report once the grading's processes are gone
+
+
 def _read_all(fd: int) -> bytes:
+    """The status pipe's bytes until the worker closes it, or what came within STATUS_WAIT_S
+    (a wedged worker must not hold the trial)."""
     chunks = []
+    deadline = time.monotonic() + STATUS_WAIT_S
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
     try:
-        while data := os.read(fd, 64):
+        while (left := deadline - time.monotonic()) > 0 and poller.poll(int(left * 1000) + 1):
+            if not (data := os.read(fd, 64)):
+                break
             chunks.append(data)
     finally:
         os.close(fd)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import gc
 import json
 import os
@@ -41,6 +42,8 @@ PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+LANDLOCK_CREATE_RULESET, LANDLOCK_RESTRICT_SELF = 444, 446  # one number on every architecture
+LANDLOCK_ACCESS_FS_MAKE_BLOCK = 1 << 11
 # statvfs flags that are locked on a bind mount and must be kept when it is remounted.
 KEPT_FLAGS = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | 1024 | 2048 | 4096
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
@@ -168,6 +171,7 @@ class Job:
         header = struct.pack("=Ii", 0x20080522, 0)
         _check(libc.capset(header, bytes(24)), "capset")
         _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        landlock_domain()
         program = bytes.fromhex(self.spec["seccomp"])
         if program:
             buf = ctypes.create_string_buffer(program)
@@ -206,6 +210,25 @@ class Job:
         return harness.main(self.header["argv"])
 
 
+def landlock_domain() -> None:
+    """A Landlock domain of this process's own, which forbids nothing a grading can do (it
+    handles only the making of block devices, which takes a capability anyway). Gradings share
+    the worker's user namespace and uid, so the kernel's credential check would let a process
+    of one trace a process of another; Landlock refuses to trace outside one's own domain.
+    (Nothing in a grading can name a process of another, in a sibling pid namespace: this is
+    the second wall.) Without Landlock in the kernel, nothing is done."""
+    attr = struct.pack("=Q", LANDLOCK_ACCESS_FS_MAKE_BLOCK)  # ABI 1's struct: handled_access_fs
+    fd = libc.syscall(LANDLOCK_CREATE_RULESET, attr, len(attr), 0)
+    if fd < 0:
+        if ctypes.get_errno() in (errno.ENOSYS, errno.EOPNOTSUPP):
+            return
+        _check(-1, "landlock ruleset")
+    try:
+        _check(libc.syscall(LANDLOCK_RESTRICT_SELF, fd, 0), "landlock")
+    finally:
+        os.close(fd)
+
+
 def _grading_process(spec: dict, jobs: socket.socket) -> None:
     """The pid namespace's init, in the job's cgroups; never returns. It builds the shared
     root, then waits for its job on `jobs` (nothing there: the slot was dropped)."""
@@ -218,10 +241,10 @@ def _grading_process(spec: dict, jobs: socket.socket) -> None:
 
         setup_error = traceback.format_exc()
     try:
-        message, fds, _, _ = socket.recv_fds(jobs, 1 << 20, MAX_JOB_FDS)
+        message, fds, flags, _ = socket.recv_fds(jobs, 1 << 20, MAX_JOB_FDS)
     except BaseException:
         os._exit(0)
-    if not message:
+    if not message or flags & socket.MSG_CTRUNC:  # dropped, or the job's descriptors lost
         os._exit(0)
     jobs.close()
     job = Job(json.loads(message), fds, spec)
@@ -306,8 +329,12 @@ class Slots:
                 self.children[pidfd] = (pid, fds[1])
                 fds = [fds[0], *fds[2:]]
             finally:
-                if pid != 0:  # our children after this one in our own namespace again
-                    _check(libc.setns(self.own_pid_ns, CLONE_NEWPID), "setns")
+                # Our children after this one in our own namespace again. If that fails no
+                # slot can be made: the worker leaves, its gradings with it (their status
+                # pipes then end), and the host starts another.
+                if pid != 0 and libc.setns(self.own_pid_ns, CLONE_NEWPID) != 0:
+                    print(f"setns: {os.strerror(ctypes.get_errno())}", file=sys.stderr, flush=True)
+                    os._exit(1)
             return pidfd
         except OSError as e:
             print(f"slot: {e}", file=sys.stderr, flush=True)
@@ -346,9 +373,14 @@ def serve(sock: socket.socket, spec: dict) -> None:
                 poller.unregister(fd)
                 slots.reap(fd)
                 continue
-            message, fds, _, _ = socket.recv_fds(sock, 1 << 10, MAX_JOB_FDS)
+            message, fds, flags, _ = socket.recv_fds(sock, 1 << 10, MAX_JOB_FDS)
             if not message:
                 return  # the host has gone: so do we, and every grading left with us
+            if flags & socket.MSG_CTRUNC:  # descriptors lost (none left here): no slot
+                print("slot: its descriptors did not all arrive", file=sys.stderr, flush=True)
+                for fd in fds:
+                    os.close(fd)
+                continue
             pidfd = slots.fork(fds, [sock.fileno()])
             if pidfd is not None:
                 poller.register(pidfd, select.POLLIN)
