@@ -32,3 +32,23 @@ def test_a_failing_job_still_ends(capsys) -> None:
     after = background.run(lambda: None)
     after.join()
     assert "RuntimeError: boom" in capsys.readouterr().err
+
+
+def test_a_job_ends_when_even_its_report_fails(monkeypatch) -> None:
+    """A failing job's traceback goes to stderr; with stderr gone (a closed pipe) the job must
+    still be seen done."""
+    import sys
+
+    class Gone:
+        def write(self, _: str) -> int:
+            raise BrokenPipeError
+
+        def flush(self) -> None:
+            raise BrokenPipeError
+
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(sys, "stderr", Gone())
+    job = background.run(boom)
+    assert job._done.wait(10)

@@ -62,3 +62,27 @@ def test_a_program_that_cannot_start_raises(tmp_path: Path) -> None:
         spawn.spawn([str(tmp_path / "absent")], {}, 1, 2)
     with pytest.raises(ValueError):
         spawn.spawn(["/bin/true"], {}, 1, 2, pass_fds=(1,))
+
+
+def test_strings_popen_would_refuse_are_refused(tmp_path: Path) -> None:
+    for argv, env in ((["/bin/echo", "a\0--more"], {}), (["/bin/true"], {"V": "1\0W=2"}),
+                      (["/bin/true"], {"X=Y": "z"})):
+        with pytest.raises(ValueError):
+            spawn.spawn(argv, env, 1, 2)
+
+
+def test_streams_opened_where_a_closed_standard_stream_was(tmp_path: Path) -> None:
+    """A harness started with stdin closed opens the sandbox's stdout file as descriptor 0."""
+    out = tmp_path / "out"
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            os.close(0)
+            fd = os.open(out, os.O_WRONLY | os.O_CREAT, 0o644)  # takes 0
+            code = 2 if fd != 0 else spawn.spawn(["/bin/echo", "written"], {}, fd, fd).wait()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert out.read_text() == "written\n"

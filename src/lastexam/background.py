@@ -6,6 +6,8 @@ none is idle."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import queue
 import threading
 import traceback
@@ -46,12 +48,29 @@ def _serve(inbox: queue.SimpleQueue[Job]) -> None:
         try:
             job._call()
         except BaseException:  # as a thread's uncaught exception: printed, the caller goes on
-            traceback.print_exc()
-        with _lock:  # idle again before the job is seen done: the next job finds this thread
-            keep = len(_idle) < MAX_IDLE
-            if keep:
-                _idle.append(inbox)
-        job._done.set()
+            with contextlib.suppress(BaseException):  # stderr itself may be gone
+                traceback.print_exc()
+        finally:
+            job._call = _done_call  # the job's objects are not kept alive by the join's holder
+            with _lock:  # idle again before the job is seen done: the next job finds this thread
+                keep = len(_idle) < MAX_IDLE
+                if keep:
+                    _idle.append(inbox)
+            job._done.set()
         del job  # nothing of a finished job is held while the thread waits
         if not keep:
             return
+
+
+def _done_call() -> None:
+    pass
+
+
+def _forget_threads() -> None:
+    """In a forked child the kept threads do not exist: none is idle there."""
+    global _lock
+    _idle.clear()
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_threads)

@@ -263,7 +263,11 @@ class BwrapProvider:
                     os.close(fd)
         if cg is not None:
             self._attach(proc, cg, gate_w, req.name, status_r)
-        killed = self._supervise(proc, req, start)
+        try:
+            killed = self._supervise(proc, req, start)
+        except BaseException:  # no sandbox left running unsupervised (e.g. no pidfd to be had)
+            _kill_group(proc)
+            raise
         started = _command_ran(status_r)
         wall = time.monotonic() - start
         survivors = None

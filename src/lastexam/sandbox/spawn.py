@@ -12,6 +12,7 @@ blocked.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import subprocess
 from collections.abc import Sequence
@@ -20,12 +21,23 @@ POSIX_SPAWN_SETSIGDEF, POSIX_SPAWN_SETSIGMASK, POSIX_SPAWN_SETSID = 0x04, 0x08, 
 # Opaque glibc types, larger here than their size on any architecture (80 and 336 bytes on x86_64).
 FILE_ACTIONS_BYTES, ATTR_BYTES, SIGSET_BYTES = 512, 1024, 128
 
-_libc = ctypes.CDLL(None, use_errno=True)
+# The setup's calls keep the interpreter's lock (each release costs a wait for it on a busy
+# harness); posix_spawn itself, where the child is made and waits for a CPU, releases it.
+_libc = ctypes.PyDLL(None, use_errno=True)
+_spawn_call = ctypes.CDLL(None, use_errno=True).posix_spawn
 
 
 def available() -> bool:
     """posix_spawn_file_actions_addclosefrom_np: glibc 2.34 or later."""
     return hasattr(_libc, "posix_spawn_file_actions_addclosefrom_np")
+
+
+def _checked(items: Sequence[str], what: str) -> list[bytes]:
+    """As Popen: a NUL would cut the string short in the child."""
+    encoded = [os.fsencode(s) for s in items]
+    if any(b"\0" in b for b in encoded):
+        raise ValueError(f"embedded null byte in the {what}")
+    return encoded
 
 
 class Process:
@@ -54,9 +66,9 @@ def _check(result: int, what: str) -> None:
         raise OSError(result, f"{what}: {os.strerror(result)}")
 
 
-def _strings(items: Sequence[str]) -> ctypes.Array:
+def _strings(items: list[bytes]) -> ctypes.Array:
     array = (ctypes.c_char_p * (len(items) + 1))()
-    array[:-1] = [os.fsencode(s) for s in items]
+    array[:-1] = items
     return array
 
 
@@ -71,6 +83,22 @@ def spawn(argv: Sequence[str], env: dict[str, str], stdout: int, stderr: int,
     keep = sorted(set(pass_fds))
     if keep and keep[0] < 3:
         raise ValueError(f"descriptor {keep[0]} cannot be passed: it is a standard stream")
+    if any("=" in k or not k for k in env):
+        raise ValueError("illegal environment variable name")
+    args = _checked(argv, "arguments")
+    environ = _checked([f"{k}={v}" for k, v in env.items()], "environment")
+    # The streams' sources above 2 first (a harness started with a standard stream closed opens
+    # its files there): the child's dup2 onto 0, 1 and 2 would otherwise overwrite one.
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3) for fd in (stdout, stderr)]
+    try:
+        return _spawn(args, environ, moved[0], moved[1], keep)
+    finally:
+        for fd in moved:
+            os.close(fd)
+
+
+def _spawn(args: list[bytes], environ: list[bytes], stdout: int, stderr: int,
+           keep: list[int]) -> Process:
     actions = ctypes.create_string_buffer(FILE_ACTIONS_BYTES)
     attr = ctypes.create_string_buffer(ATTR_BYTES)
     _check(_libc.posix_spawn_file_actions_init(actions), "file actions")
@@ -101,9 +129,8 @@ def spawn(argv: Sequence[str], env: dict[str, str], stdout: int, stderr: int,
                 attr, ctypes.c_short(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)),
                 "flags")
             pid = ctypes.c_int(0)
-            environ = _strings([f"{k}={v}" for k, v in env.items()])
-            _check(_libc.posix_spawn(ctypes.byref(pid), os.fsencode(argv[0]), actions, attr,
-                                     _strings(argv), environ), f"cannot run {argv[0]}")
+            _check(_spawn_call(ctypes.byref(pid), args[0], actions, attr, _strings(args),
+                               _strings(environ)), f"cannot run {os.fsdecode(args[0])}")
             return Process(pid.value)
         finally:
             _libc.posix_spawnattr_destroy(attr)
