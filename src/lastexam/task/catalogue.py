@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from lastexam.task import pyparse
 from lastexam.task.load import Task
 from lastexam.task.spec import TIERS
 from lastexam.taxonomy import load_taxonomy
@@ -14,7 +15,7 @@ from lastexam.taxonomy import load_taxonomy
 def grader_checks(task: Task) -> list[tuple[str, str]]:
     """(kind, name) for each literal-named gate/check call in grader.py, in source order."""
     try:
-        tree = ast.parse(task.grader.read_text())
+        tree = pyparse.parse(task.grader.read_text())
     except (OSError, SyntaxError):
         return []
     found = []

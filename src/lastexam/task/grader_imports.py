@@ -8,6 +8,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from lastexam.task import pyparse
+
 # Not the harness's own, nor the standard library's (cheap, and partly loaded already).
 SKIPPED = set(sys.stdlib_module_names) | {"lastexam", "__future__"}
 
@@ -24,7 +26,7 @@ def grader_imports(task_dir: Path) -> tuple[str, ...]:
         if path.name == "generate.py":
             continue
         try:
-            tree = ast.parse(path.read_bytes(), str(path))
+            tree = pyparse.parse(path.read_bytes(), str(path))
         except (SyntaxError, ValueError, OSError):
             continue  # the grader's own failure, reported when it runs
         for node in ast.walk(tree):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from lastexam.task import pyparse
+
 SOLUTION = "solution"
 
 
@@ -20,7 +22,7 @@ def solution_uses(task_dir: Path) -> list[str]:
     if not grader.is_file():
         return []
     try:
-        tree = ast.parse(grader.read_bytes(), filename=str(grader))
+        tree = pyparse.parse(grader.read_bytes(), filename=str(grader))
     except (SyntaxError, ValueError) as e:
         return [f"grader.py does not parse: {e}"]
     solution_modules = {p.stem for p in (task_dir / SOLUTION).glob("*.py")} | {SOLUTION}
