@@ -47,13 +47,6 @@ class Process:
         self.pid = pid
         self.returncode: int | None = None
 
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
     def wait(self) -> int:
         if self.returncode is None:
             _, status = os.waitpid(self.pid, 0)

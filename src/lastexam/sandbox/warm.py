@@ -245,7 +245,7 @@ class WarmWorker:
             for fd in fds:
                 os.close(fd)
         slot.channel.close()
-        cg, status_r, slot.status_r = slot.cgroup, slot.status_r, -1
+        cg, status_r = slot.cgroup, slot.take_status()
         killed = _supervise(status_r, req, start, cg)
         raw = _read_all(status_r)
         wall = time.monotonic() - start
@@ -272,9 +272,14 @@ class _Slot:
     status_r: int
     limits: tuple[int, int]  # memory_mb, max_processes: what the cgroup was made with
 
+    def take_status(self) -> int:
+        """The status pipe, now the grading's to close."""
+        fd, self.status_r = self.status_r, -1
+        return fd
+
     def drop(self) -> None:
         self.channel.close()  # the child leaves when its channel ends
-        if self.status_r >= 0:  # not yet taken by a grading (which closes it)
+        if self.status_r >= 0:  # not taken by a grading
             os.close(self.status_r)
             self.status_r = -1
         self.cgroup.kill_all()

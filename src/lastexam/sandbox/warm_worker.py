@@ -289,7 +289,6 @@ def _slot(fds: list[int], spec: dict, inherited: list[int]) -> None:
     (a move between cgroups can wait for an RCU grace period), then the grading process. Its
     fds: the job socket, the status pipe, the cgroups' cgroup.procs."""
     try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         for fd in (*inherited, fds[1]):  # the status is the worker's to write, never the grading's
             os.close(fd)
@@ -318,8 +317,9 @@ class Slots:
         try:
             if len(fds) < 2:
                 return None
-            inherited = [*keep, self.own_pid_ns, *(fd for item in self.children.items()
-                                                   for fd in (item[0], item[1][1]))]
+            inherited = [*keep, self.own_pid_ns]
+            for child_pidfd, (_, status_w) in self.children.items():
+                inherited += (child_pidfd, status_w)
             _check(libc.unshare(CLONE_NEWPID), "unshare")
             try:
                 pid = os.fork()
