@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -441,3 +442,31 @@ def test_a_uid_a_host_process_runs_as_is_not_dedicated() -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's cgroup needs root")
+def test_a_request_that_cannot_start_leaves_no_descriptor_or_cgroup(tmp_path: Path) -> None:
+    """A variable holding a NUL cannot be passed to a program: the launch is refused as a
+    sandbox error, and its pipes, seccomp filter and cgroup go with it."""
+    from lastexam.run.session import make_provider
+    from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest
+    from tests.faults.campaign import sandbox_cgroups
+
+    name = f"nul-{uuid.uuid4().hex[:8]}"
+    area = lastexam_home() / "work" / name
+    area.mkdir(parents=True)
+    try:
+        provider = make_provider("bwrap", area / "etc")
+        request = SandboxRequest(
+            name=name, argv=["/bin/true"], mounts=[], env={"PATH": "/usr/bin:/bin", "X": "a\0b"},
+            cwd="/", limits=SandboxLimits(wall_s=30, memory_mb=256, max_processes=16, watch_bytes=0),
+            stdout=tmp_path / "so", stderr=tmp_path / "se",
+        )
+        provider.run(dataclasses.replace(request, env={"PATH": "/usr/bin:/bin"}))  # fds opened once
+        before = sorted(os.listdir("/proc/self/fd"))
+        with pytest.raises(SandboxError, match="null"):
+            provider.run(request)
+        assert sorted(os.listdir("/proc/self/fd")) == before
+        assert not [c for c in sandbox_cgroups() if os.path.basename(c) == name]
+    finally:
+        shutil.rmtree(area, ignore_errors=True)

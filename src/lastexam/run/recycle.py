@@ -13,16 +13,14 @@ takes a capability no sandbox has); anything else is removed as before.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import secrets
 import stat
-import struct
 from pathlib import Path
 
+from lastexam.run import inode_flags
 from lastexam.untrusted import remove_tree
 
-FS_IOC_GETFLAGS = 0x80086601
 # The only inode flags a folder may carry to be kept: those ext4 gives a new one (extents,
 # inline data). Any other (chattr's, DAX, an encryption policy) stays with the folder and would
 # change how the next user's files are written.
@@ -67,10 +65,9 @@ def as_made(folder: Path, mode: int, holding: tuple[str, ...] = ()) -> bool:
     except OSError:
         return False
     try:
-        raw = fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8))
-        flags = struct.unpack("=i", raw[:4])[0]
+        flags = inode_flags.read(fd)
     except OSError as e:
-        flags = 0 if e.errno in (25, 95) else ~FRESH_FLAGS  # ENOTTY, EOPNOTSUPP: no flags
+        flags = 0 if e.errno in inode_flags.UNSUPPORTED else ~FRESH_FLAGS  # no flags there
     finally:
         os.close(fd)
     return flags & ~FRESH_FLAGS == 0

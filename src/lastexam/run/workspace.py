@@ -41,7 +41,7 @@ from pathlib import Path
 
 from lastexam.layout import TrialPaths
 from lastexam.paths import home_subdir, package_dir
-from lastexam.run import recycle
+from lastexam.run import inode_flags, recycle
 from lastexam.run.recycle import Spares
 from lastexam.sandbox import warm
 from lastexam.task.load import Task
@@ -262,7 +262,9 @@ class RunWorkArea:
         return folder / GATEWAY_SOCKET
 
     def prepare(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.parent.mkdir(parents=True, exist_ok=True)
+        inode_flags.spread_subfolders(self.root.parent)  # before the run's folder is made
+        self.root.mkdir(exist_ok=True)
         self.root.chmod(0o711)
         self._make_fast()
         for d in ("trials", "tasks"):

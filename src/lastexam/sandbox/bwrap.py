@@ -250,7 +250,7 @@ class BwrapProvider:
                     [program, *argv[1:]], env, out.fileno(), err.fileno(),
                     pass_fds=tuple(fd for fd in (status_w, gate_r, seccomp_fd) if fd >= 0) + req.pass_fds,
                 )
-        except OSError as e:
+        except (OSError, ValueError) as e:  # ValueError: a NUL in an argument or variable
             for fd in (status_r, gate_w):
                 if fd >= 0:
                     os.close(fd)
