@@ -24,7 +24,7 @@ import signal
 import subprocess
 import threading
 import time
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +45,23 @@ WATCH_EVERY_S = 0.5
 GATE = 'fd=$1; shift; read -r -u "$fd" go; [ "$go" = go ] || exit 1; exec {fd}<&-; exec "$@"'
 DEFAULT_HOST_UID = 1_990_000_000  # far above any account's uid or a subordinate uid range
 SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+
+@cache
+def system_layout() -> tuple[tuple[str, str | None], ...]:
+    """The host's system folders that sandboxes see, each (path, the link's target, or None
+    for a folder bound read-only): /usr, the SYSTEM_DIRS there are, /etc. Looked up once per
+    process (ten calls per sandbox otherwise)."""
+    found: list[tuple[str, str | None]] = [("/usr", None)]
+    for d in SYSTEM_DIRS:
+        host = Path("/") / d
+        if host.is_symlink():
+            found.append((f"/{d}", os.readlink(host)))
+        elif host.is_dir():
+            found.append((f"/{d}", None))
+    return (*found, ("/etc", None))
+
+
 # The sandbox's /etc/profile: Debian's sets PATH anew, so a login shell (`bash -lc`, as Codex
 # runs its commands) would lose the environment's tools; this one only reads profile.d.
 PROFILE = (
@@ -188,14 +205,9 @@ class BwrapProvider:
         ]
 
     def _filesystem_args(self, req: SandboxRequest) -> list[str]:
-        args = ["--ro-bind", "/usr", "/usr"]
-        for d in SYSTEM_DIRS:
-            host = Path("/") / d
-            if host.is_symlink():
-                args += ["--symlink", os.readlink(host), f"/{d}"]
-            elif host.is_dir():
-                args += ["--ro-bind", str(host), f"/{d}"]
-        args += ["--ro-bind", "/etc", "/etc"]
+        args = []
+        for path, link in system_layout():
+            args += ["--symlink", link, path] if link is not None else ["--ro-bind", path, path]
         for name in ETC_FILES:
             args += ["--ro-bind", str(self.etc_dir / name), f"/etc/{name}"]
         args += ["--proc", "/proc", "--dev", "/dev"]

@@ -57,19 +57,11 @@ class WarmWorker:
         self._closed = False
 
     def _spec(self) -> dict[str, object]:
-        system: list[tuple[str, str | None]] = [("/usr", None)]
-        for d in bwrap.SYSTEM_DIRS:
-            host = Path("/") / d
-            if host.is_symlink():
-                system.append((f"/{d}", os.readlink(host)))
-            elif host.is_dir():
-                system.append((f"/{d}", None))
-        system.append(("/etc", None))
         etc = self.provider.etc_dir
         return {
             "uid": bwrap.SANDBOX_UID,
             "root": str(self.folder / "root"),
-            "system": system,
+            "system": [list(entry) for entry in bwrap.system_layout()],
             "etc_files": [(str(etc / name), f"/etc/{name}") for name in bwrap.ETC_FILES],
             "seccomp": (fallocate_filter() or b"").hex(),
             "lib_host": str(self.lib_host), "lib": self.lib,
