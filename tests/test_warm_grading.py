@@ -20,7 +20,7 @@ from lastexam.run.grading import GradeRequest, _warm_worker, grade, warm_release
 from lastexam.run.session import new_run_id, open_run
 from lastexam.sandbox import warm
 from lastexam.sandbox.cgroups import Cgroup
-from lastexam.store.models import RunConfig
+from lastexam.store.models import GradeRecord, RunConfig
 from lastexam.task.load import load_task
 from lastexam.validation.conformance import with_variables
 
@@ -75,6 +75,18 @@ def _session(tmp_path: Path):
     return open_run(run_id, tmp_path / "run", create=RunConfig(task_paths=[], agent="nop"))
 
 
+def _grade_at_once(session, requests: dict[str, GradeRequest]) -> dict[str, GradeRecord]:
+    """Each request graded in a thread of its own, all at once."""
+    graded: dict[str, GradeRecord] = {}
+    threads = [threading.Thread(target=lambda n=n: graded.setdefault(n, grade(
+        session.provider, session.area, requests[n]))) for n in requests]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return graded
+
+
 def test_one_grading_cannot_see_another_gradings_files(tmp_path: Path) -> None:
     task = load_task(_task(tmp_path, PEEKING_GRADER))
     with _session(tmp_path) as session:
@@ -90,13 +102,7 @@ def test_one_grading_cannot_see_another_gradings_files(tmp_path: Path) -> None:
                                                      "paths.txt": "\n".join(paths)})
         for d in ("a", "b"):  # both gradings' files exist while either one runs
             (area / "trials" / d / "grade").mkdir()
-        graded = {}
-        threads = [threading.Thread(target=lambda n=n: graded.setdefault(n, grade(
-            session.provider, session.area, requests[n]))) for n in requests]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        graded = _grade_at_once(session, requests)
     for name, record in graded.items():
         assert record.ok, record.error
         checks = {c.name: c for c in record.checks}
@@ -462,3 +468,52 @@ def test_a_gradings_process_cannot_trace_another_gradings(tmp_path: Path) -> Non
 
     assert _seize_errno(landlock=False) == 0  # what the shared user namespace alone allows
     assert _seize_errno(landlock=True) == errno.EPERM
+
+
+# Leaves a file named after its token in /tmp and /dev/shm and opens a pseudo-terminal, tries
+# to write into the shared parts of the root, then, once the other grading has done the same,
+# looks for anything that is not its own.
+SHARING_GRADER = '''
+import os
+import time
+from lastexam.grading import Outcome, Rubric
+
+
+def grade(ctx):
+    r = Rubric()
+    me = (ctx.output / "token.txt").read_text()
+    for folder in ("/tmp", "/dev/shm"):
+        with open(f"{folder}/{me}", "w") as f:
+            f.write(me)
+    master, slave = os.openpty()
+    mine = {"ptmx", os.ttyname(slave).rsplit("/", 1)[1]}
+    refused = []
+    for path in ("/x", "/dev/x", "/grade/x", "/etc/x", "/proc/x"):
+        try:
+            open(path, "w").close()
+        except OSError:
+            refused.append(path)
+    r.check("the shared root is read-only", 1, Outcome(len(refused) == 5, str(refused)))
+    time.sleep(2)  # the other grading's files and terminal are there by now, if they can be seen
+    for folder in ("/tmp", "/dev/shm"):
+        others = [n for n in os.listdir(folder) if n != me]
+        r.check(f"nothing else in {folder}", 1, Outcome(not others, str(others)))
+    others = sorted(set(os.listdir("/dev/pts")) - mine)
+    r.check("no other terminal", 1, Outcome(not others, str(others)))
+    return r
+'''
+
+
+def test_gradings_share_no_writable_place(tmp_path: Path) -> None:
+    """Gradings' roots are copies of the worker's template: what each may write (/tmp,
+    /dev/shm, pseudo-terminals) is its own, and the shared parts take no writes."""
+    task = load_task(_task(tmp_path, SHARING_GRADER))
+    with _session(tmp_path) as session:
+        area = session.area.root
+        requests = {n: _request(area, task, n, {"token.txt": secrets.token_hex(8)}) for n in "ab"}
+        graded = _grade_at_once(session, requests)
+    for name, record in graded.items():
+        assert record.ok, record.error
+        failed = {c.name: c.message for c in record.checks if not c.passed}
+        assert not failed, (name, failed)
+        assert len(record.checks) == 5  # the tamper gate, read-only root, three places

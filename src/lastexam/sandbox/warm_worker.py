@@ -5,12 +5,14 @@ uid, with the grading library already imported and one made-up grading rehearsed
 (grading/rehearsal.py: the library's own grader, so that no slot pays a first grading's
 costs). It runs no task's code itself. It lives in a user namespace of its own (the sandbox's
 uid inside, as in bwrap's sandboxes) and is the init of a pid namespace of its own, so that it
-can give each grading a new pid namespace and come back to its own. For each slot the host
-prepares (a job socket, a status pipe and cgroups) it forks, in a new pid namespace, the
-grading process: that namespace's init, which joins the cgroups, enters new mount, network,
-ipc, uts and cgroup namespaces and builds the part of the root every job shares (the system
-read-only, /dev, /proc) while the slot waits. When the job comes (a JSON header and the job's
-descriptors) the init adds the job's own mounts and a private /tmp, pivots into the root,
+can give each grading a new pid namespace and come back to its own; in a mount namespace of
+its own it builds, once, the part of the root every grading shares (the system read-only,
+/etc's files, /dev's nodes). For each slot the host prepares (a job socket, a status pipe and
+cgroups) it forks, in a new pid namespace, the grading process: that namespace's init, which
+joins the cgroups, enters new mount (a private copy of the worker's), network, ipc, uts and
+cgroup namespaces and mounts its own /proc, /dev/pts and /dev/shm while the slot waits. When
+the job comes (a JSON header and the job's descriptors) the init adds the job's own mounts and
+a private /tmp, pivots into the root,
 forbids further user namespaces, drops every capability, takes the seccomp filter and the
 file-size limit, and runs the grading harness. The worker, its parent, writes its wait status
 to the slot's status pipe, which the grading never holds. One fork per grading: each fork of
@@ -51,6 +53,7 @@ DEV_LINKS = {"stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": 
              "fd": "/proc/self/fd", "core": "/proc/kcore"}
 PROC_COVERED = ("sys", "sysrq-trigger", "irq", "bus")
 MAX_JOB_FDS = 16
+TEMPLATE_ERROR: str | None = None  # why build_template failed, reported by every grading
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -87,14 +90,19 @@ def _write(path: str, text: str) -> None:
 
 def enter_namespaces() -> None:
     """In the grading process, already in the job's cgroups and the init of its pid namespace
-    (owned by the worker's user namespace): new mount, network, ipc, uts and cgroup namespaces."""
+    (owned by the worker's user namespace): new mount (a copy of the worker's, which holds the
+    template root), network, ipc, uts and cgroup namespaces."""
     _check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP),
            "unshare")
 
 
-def build_shared_root(spec: dict) -> None:
-    """As the new pid namespace's init, before its job: the part of the root every job
-    shares: the system read-only, /etc's files, a private /dev and /proc."""
+def build_template(spec: dict) -> None:
+    """Once, in the worker: a mount namespace of its own holding, at spec["root"], the part of
+    the root every grading shares: the system read-only, /etc's files, /dev's nodes and links
+    (read-only), and the folders on which each grading mounts its own /dev/pts, /dev/shm,
+    /proc and /tmp. A grading's new mount namespace is a copy of this one (private: nothing
+    mounted in one reaches another); building it anew for each grading took some forty mounts."""
+    _check(libc.unshare(CLONE_NEWNS), "unshare")
     root = spec["root"]
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
@@ -108,14 +116,8 @@ def build_shared_root(spec: dict) -> None:
     _dev(root + "/dev")
     os.makedirs(root + "/var")
     os.symlink("../tmp", root + "/var/tmp")
-    os.mkdir(root + "/proc")
-    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    # No user namespace below the worker's (bwrap's --disable-userns), set while we may. The
-    # worker itself makes none after its start.
-    _write(root + "/proc/sys/user/max_user_namespaces", "0")
-    for name in PROC_COVERED:
-        if os.path.exists(f"{root}/proc/{name}"):
-            _bind(f"{root}/proc/{name}", f"{root}/proc/{name}", writable=False)
+    for folder in ("/proc", "/tmp"):
+        os.mkdir(root + folder)
 
 
 def _dev(dev: str) -> None:
@@ -125,12 +127,26 @@ def _dev(dev: str) -> None:
         _bind(f"/dev/{node}", f"{dev}/{node}", writable=True, device=True)
     for name, target in DEV_LINKS.items():
         os.symlink(target, f"{dev}/{name}")
-    os.mkdir(f"{dev}/pts")
-    _mount("devpts", f"{dev}/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
     os.symlink("pts/ptmx", f"{dev}/ptmx")
-    os.mkdir(f"{dev}/shm")
-    _mount("tmpfs", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
+    for folder in ("pts", "shm"):
+        os.mkdir(f"{dev}/{folder}")
     _mount(None, dev, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+
+
+def own_mounts(spec: dict) -> None:
+    """As the new pid namespace's init, in its copy of the template, before its job: what no
+    grading shares: its own pseudo-terminals, /dev/shm, and /proc (its pid namespace's)."""
+    root = spec["root"]
+    _mount("devpts", f"{root}/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+           "newinstance,ptmxmode=0666,mode=620")
+    _mount("tmpfs", f"{root}/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # No user namespace below the worker's (bwrap's --disable-userns), set while we may. The
+    # worker itself makes none after its start.
+    _write(root + "/proc/sys/user/max_user_namespaces", "0")
+    for name in PROC_COVERED:
+        if os.path.exists(f"{root}/proc/{name}"):
+            _bind(f"{root}/proc/{name}", f"{root}/proc/{name}", writable=False)
 
 
 class Job:
@@ -143,10 +159,9 @@ class Job:
         self.passed = dict(zip(header["pass_fds"], fds[2:], strict=True))
 
     def finish_root(self) -> None:
-        """The job's /tmp and mounts added to the shared root (build_shared_root), then the
+        """The job's /tmp and mounts added to its copy of the template (build_template), then the
         root pivoted into and made read-only; the old one gone."""
         root = self.spec["root"]
-        os.mkdir(root + "/tmp")
         _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
                f"mode=1777,size={self.header['tmp_bytes']}")
         for source, target, writable in self.header["mounts"]:
@@ -234,8 +249,10 @@ def _grading_process(spec: dict, jobs: socket.socket) -> None:
     root, then waits for its job on `jobs` (nothing there: the slot was dropped)."""
     setup_error = None
     try:
+        if TEMPLATE_ERROR is not None:
+            raise OSError(TEMPLATE_ERROR)
         enter_namespaces()
-        build_shared_root(spec)
+        own_mounts(spec)
     except BaseException:
         import traceback
 
@@ -434,6 +451,11 @@ def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=int(argv[0]))
     spec = json.loads(sock.recv(1 << 20))  # the first message: what every job shares
     _own_namespaces(spec["uid"], sock)
+    global TEMPLATE_ERROR
+    try:
+        build_template(spec)
+    except OSError as e:  # each grading then reports it as its sandbox's failure
+        TEMPLATE_ERROR = f"the warm worker's template root: {e}"
     import lastexam.grading as library
     import lastexam.grading.harness  # noqa: F401  (the point of a warm worker)
 
