@@ -517,3 +517,62 @@ def test_gradings_share_no_writable_place(tmp_path: Path) -> None:
         failed = {c.name: c.message for c in record.checks if not c.passed}
         assert not failed, (name, failed)
         assert len(record.checks) == 5  # the tamper gate, read-only root, three places
+
+
+TOKEN_GRADER = '''
+from lastexam.grading import Outcome, Rubric
+
+
+def grade(ctx):
+    r = Rubric()
+    token = (ctx.output / "token.txt").read_text()
+    r.check("the output as the host has it now", 1, Outcome(token == "new", token))
+    return r
+'''
+
+
+def test_a_grading_never_grades_other_files_than_the_host_named(tmp_path: Path) -> None:
+    """The worker's mounts are its own namespace's: a mount made on the host after it started
+    (over a trial's output, here) reaches it only where the host's mounts propagate. The
+    grading then grades the files the host has now, or fails; never what lay underneath."""
+    import subprocess
+
+    task = load_task(_task(tmp_path, TOKEN_GRADER))
+    with _session(tmp_path) as session:
+        area = session.area.root
+        first = _request(area, task, "a", {"token.txt": "new"})
+        late = _request(area, task, "b", {"token.txt": "old"})
+        assert grade(session.provider, session.area, first).score == 1.0  # the worker is up
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", str(late.output_dir)],
+                       check=True)
+        try:
+            (late.output_dir / "token.txt").write_text("new")
+            (late.output_dir / "token.txt").chmod(0o644)
+            record = grade(session.provider, session.area, late)
+        finally:
+            subprocess.run(["umount", str(late.output_dir)], check=True)
+    if record.ok:  # the host's mount reached the worker
+        assert record.score == 1.0, [c.message for c in record.checks]
+    else:
+        assert "is not, in the worker's mounts, the file the host named" in (record.error or "")
+
+
+def test_a_worker_that_cannot_build_its_template_takes_no_grading(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No grading runs in a root the worker could not build: the worker leaves (its log says
+    why) and the grading is the sandbox's failure, not the grader's."""
+    from lastexam.sandbox.base import SandboxError
+
+    spec = warm.WarmWorker._spec
+
+    def broken(self: warm.WarmWorker) -> dict[str, object]:
+        return {**spec(self), "system": [["/no-such-folder", None]]}
+
+    monkeypatch.setattr(warm.WarmWorker, "_spec", broken)
+    task = load_task(_task(tmp_path, TOKEN_GRADER))
+    with _session(tmp_path) as session:
+        request = _request(session.area.root, task, "a", {"token.txt": "new"})
+        with pytest.raises(SandboxError):
+            grade(session.provider, session.area, request)
+        logs = [p.read_text() for p in (session.area.root / "warm").glob("*/worker.log")]
+    assert any("no-such-folder" in log for log in logs), logs

@@ -209,7 +209,7 @@ class WarmWorker:
         only the last two arguments are read), in its slot (prepared now if it was not)."""
         limits = req.limits
         header = json.dumps({
-            "mounts": [(str(m.source), m.target, m.writable) for m in req.mounts],
+            "mounts": [(str(m.source), m.target, m.writable, *_identity(m.source)) for m in req.mounts],
             "env": req.env, "cwd": req.cwd, "argv": req.argv[-2:],
             "fsize": limits.watch_bytes, "tmp_bytes": limits.tmp_mb * 1024 * 1024,
             "pass_fds": list(req.pass_fds),
@@ -247,11 +247,22 @@ class WarmWorker:
         peak = cg.peak_memory()
         if survivors == 0:
             cg.remove()
-        exit_code = None
-        if len(raw) == 4:
-            exit_code = os.waitstatus_to_exitcode(struct.unpack("=i", raw)[0])
+        if len(raw) != 4:  # written by the worker, never by the grading: the worker has gone
+            raise SandboxError(f"the warm grading worker gave no status for {req.name} "
+                               f"(its log: {self.folder / 'worker.log'})")
+        exit_code = os.waitstatus_to_exitcode(struct.unpack("=i", raw)[0])
         return SandboxResult(exit_code=exit_code, killed=killed, wall_s=wall,
                              peak_memory_bytes=peak, survivors=survivors)
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """The device and inode a mount's source has on the host: the grading checks that what it
+    mounted is that file."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise SandboxError(f"cannot mount {path} into the grading: {e.strerror}") from e
+    return st.st_dev, st.st_ino
 
 
 @dataclass

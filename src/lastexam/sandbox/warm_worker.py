@@ -38,7 +38,7 @@ import sys
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x2000000, 0x4000000, 0x8000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE, MS_SLAVE = 32, 4096, 16384, 1 << 18, 1 << 19
 MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
@@ -53,7 +53,6 @@ DEV_LINKS = {"stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": 
              "fd": "/proc/self/fd", "core": "/proc/kcore"}
 PROC_COVERED = ("sys", "sysrq-trigger", "irq", "bus")
 MAX_JOB_FDS = 16
-TEMPLATE_ERROR: str | None = None  # why build_template failed, reported by every grading
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -104,7 +103,9 @@ def build_template(spec: dict) -> None:
     mounted in one reaches another); building it anew for each grading took some forty mounts."""
     _check(libc.unshare(CLONE_NEWNS), "unshare")
     root = spec["root"]
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    # The host's later mounts still reach this namespace where its mounts are shared (as they
+    # reached a grading when each made its namespace from the host's); nothing goes back.
+    _mount(None, "/", None, MS_REC | MS_SLAVE)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
     for path, link in spec["system"]:
         if link is not None:
@@ -137,6 +138,7 @@ def own_mounts(spec: dict) -> None:
     """As the new pid namespace's init, in its copy of the template, before its job: what no
     grading shares: its own pseudo-terminals, /dev/shm, and /proc (its pid namespace's)."""
     root = spec["root"]
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)  # from here on, nothing reaches this copy
     _mount("devpts", f"{root}/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
            "newinstance,ptmxmode=0666,mode=620")
     _mount("tmpfs", f"{root}/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
@@ -164,8 +166,13 @@ class Job:
         root = self.spec["root"]
         _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
                f"mode=1777,size={self.header['tmp_bytes']}")
-        for source, target, writable in self.header["mounts"]:
+        for source, target, writable, dev, ino in self.header["mounts"]:
             _bind(source, root + target, writable)
+            # The source as this namespace sees it must be the file the host named (a mount made
+            # on the host after the worker started may not have reached it).
+            st = os.stat(root + target)
+            if (st.st_dev, st.st_ino) != (dev, ino):
+                raise OSError(errno.ESTALE, f"{source} is not, in the worker's mounts, the file the host named")
         os.chdir(root)
         _check(libc.syscall(PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
         _check(libc.umount2(b".", MNT_DETACH), "umount old root")
@@ -249,8 +256,6 @@ def _grading_process(spec: dict, jobs: socket.socket) -> None:
     root, then waits for its job on `jobs` (nothing there: the slot was dropped)."""
     setup_error = None
     try:
-        if TEMPLATE_ERROR is not None:
-            raise OSError(TEMPLATE_ERROR)
         enter_namespaces()
         own_mounts(spec)
     except BaseException:
@@ -451,11 +456,14 @@ def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=int(argv[0]))
     spec = json.loads(sock.recv(1 << 20))  # the first message: what every job shares
     _own_namespaces(spec["uid"], sock)
-    global TEMPLATE_ERROR
     try:
         build_template(spec)
-    except OSError as e:  # each grading then reports it as its sandbox's failure
-        TEMPLATE_ERROR = f"the warm worker's template root: {e}"
+    except BaseException:  # no grading without its root: the host finds no worker to take its slots
+        import traceback
+
+        traceback.print_exc()  # to the worker's log
+        sys.stderr.flush()
+        os._exit(1)
     import lastexam.grading as library
     import lastexam.grading.harness  # noqa: F401  (the point of a warm worker)
 
