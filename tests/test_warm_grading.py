@@ -576,3 +576,31 @@ def test_a_worker_that_cannot_build_its_template_takes_no_grading(
             grade(session.provider, session.area, request)
         logs = [p.read_text() for p in (session.area.root / "warm").glob("*/worker.log")]
     assert any("no-such-folder" in log for log in logs), logs
+
+
+KIND_GRADER = '''
+from lastexam.grading import Rubric
+
+
+def grade(ctx):
+    r = Rubric()
+    r.check("the output is a folder", 1, ctx.output.is_dir())
+    return r
+'''
+
+
+def test_a_gradings_mount_points_are_of_its_own_kinds(tmp_path: Path) -> None:
+    """A task whose output is the whole folder (outputs = ["."], as a Harbor import has) gets,
+    malformed, a file there: a later grading's output mounted as a file where an earlier one's
+    was a folder (the mount points were shared once, and this failed with ENOTDIR)."""
+    task = load_task(_task(tmp_path, KIND_GRADER))
+    with _session(tmp_path) as session:
+        area = session.area.root
+        folder = _request(area, task, "a", {"x.txt": "x"})
+        file = _request(area, task, "b", {})
+        file.output_dir.rmdir()
+        file.output_dir.write_text("")
+        file.output_dir.chmod(0o644)
+        records = [grade(session.provider, session.area, r) for r in (folder, file, folder)]
+    assert all(r.ok for r in records), [r.error for r in records]
+    assert [r.score for r in records] == [1.0, 0.0, 1.0]

@@ -176,6 +176,7 @@ class AgentSandbox:
 class GradingSandbox:
     """Paths inside a grading sandbox (the grader finds them in its GradeContext)."""
 
+    ROOT = "/grade"  # holds the job's own mounts below (the warm worker's: a tmpfs per grading)
     CONTEXT = "/grade/context.json"
     OUTPUT = "/grade/output"  # the trial's output/, read-only
     TASK = "/grade/task"  # the task's hidden parts, read-only

@@ -30,6 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from lastexam.layout import GradingSandbox
 from lastexam.sandbox import bwrap, cgroups
 from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
 from lastexam.sandbox.seccomp import fallocate_filter
@@ -64,7 +65,7 @@ class WarmWorker:
             "system": [list(entry) for entry in bwrap.system_layout()],
             "etc_files": [(str(etc / name), f"/etc/{name}") for name in bwrap.ETC_FILES],
             "seccomp": (fallocate_filter() or b"").hex(),
-            "lib_host": str(self.lib_host), "lib": self.lib,
+            "lib_host": str(self.lib_host), "lib": self.lib, "job_root": GradingSandbox.ROOT,
             "preload": list(self.preload),
         }
 

@@ -117,7 +117,7 @@ def build_template(spec: dict) -> None:
     _dev(root + "/dev")
     os.makedirs(root + "/var")
     os.symlink("../tmp", root + "/var/tmp")
-    for folder in ("/proc", "/tmp"):
+    for folder in ("/proc", "/tmp", spec["job_root"]):
         os.mkdir(root + folder)
 
 
@@ -166,6 +166,11 @@ class Job:
         root = self.spec["root"]
         _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
                f"mode=1777,size={self.header['tmp_bytes']}")
+        # The job's mount points, of the kinds its sources are (a grading's output may be a
+        # file), on a tmpfs of the grading's own: made in the shared template, the first job's
+        # kinds would stay for every later one.
+        job_root = root + self.spec["job_root"]
+        _mount("tmpfs", job_root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
         for source, target, writable, dev, ino in self.header["mounts"]:
             _bind(source, root + target, writable)
             # The source as this namespace sees it must be the file the host named (a mount made
@@ -173,6 +178,7 @@ class Job:
             st = os.stat(root + target)
             if (st.st_dev, st.st_ino) != (dev, ino):
                 raise OSError(errno.ESTALE, f"{source} is not, in the worker's mounts, the file the host named")
+        _mount(None, job_root, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
         os.chdir(root)
         _check(libc.syscall(PIVOT_ROOT[os.uname().machine], b".", b"."), "pivot_root")
         _check(libc.umount2(b".", MNT_DETACH), "umount old root")
