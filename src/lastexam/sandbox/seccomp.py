@@ -38,7 +38,7 @@ def _ins(code: int, k: int, jt: int = 0, jf: int = 0) -> tuple[int, int, int, in
     return code, jt, jf, k
 
 
-def fallocate_filter(machine: str | None = None) -> bytes | None:
+def filter_program(machine: str | None = None) -> bytes | None:
     """The filter program for this machine (None: an architecture this module does not know,
     where sandboxes run without it)."""
     table = REFUSED.get(machine or platform.machine())
@@ -69,7 +69,7 @@ def fallocate_filter(machine: str | None = None) -> bytes | None:
 def filter_fd() -> int:
     """A pipe's read end holding the filter, for bwrap's --seccomp (-1: none here). The
     caller passes it to bwrap and closes it."""
-    program = fallocate_filter()
+    program = filter_program()
     if program is None:
         return -1
     r, w = os.pipe()  # the program (a few hundred bytes) fits in the pipe's buffer

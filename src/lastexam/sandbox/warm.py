@@ -33,7 +33,7 @@ from pathlib import Path
 from lastexam.layout import GradingSandbox
 from lastexam.sandbox import bwrap, cgroups
 from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
-from lastexam.sandbox.seccomp import fallocate_filter
+from lastexam.sandbox.seccomp import filter_program
 
 WORKER_SOURCE = Path(__file__).with_name("warm_worker.py")
 
@@ -64,7 +64,7 @@ class WarmWorker:
             "root": str(self.folder / "root"),
             "system": [list(entry) for entry in bwrap.system_layout()],
             "etc_files": [(str(etc / name), f"/etc/{name}") for name in bwrap.ETC_FILES],
-            "seccomp": (fallocate_filter() or b"").hex(),
+            "seccomp": (filter_program() or b"").hex(),
             "lib_host": str(self.lib_host), "lib": self.lib, "job_root": GradingSandbox.ROOT,
             "preload": list(self.preload),
         }
