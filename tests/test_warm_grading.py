@@ -534,9 +534,13 @@ def grade(ctx):
 def test_a_grading_never_grades_other_files_than_the_host_named(tmp_path: Path) -> None:
     """The worker's mounts are its own namespace's: a mount made on the host after it started
     (over a trial's output, here) reaches it only where the host's mounts propagate. The
-    grading then grades the files the host has now, or fails; never what lay underneath."""
+    grading then grades the files the host has now, or its sandbox fails before the grader
+    runs (the harness's failure, not the grader's); never what lay underneath."""
     import subprocess
 
+    from lastexam.sandbox.base import SandboxError
+
+    refused = ""
     task = load_task(_task(tmp_path, TOKEN_GRADER))
     with _session(tmp_path) as session:
         area = session.area.root
@@ -548,13 +552,16 @@ def test_a_grading_never_grades_other_files_than_the_host_named(tmp_path: Path) 
         try:
             (late.output_dir / "token.txt").write_text("new")
             (late.output_dir / "token.txt").chmod(0o644)
-            record = grade(session.provider, session.area, late)
+            try:
+                record = grade(session.provider, session.area, late)
+            except SandboxError as e:
+                record, refused = None, str(e)
         finally:
             subprocess.run(["umount", str(late.output_dir)], check=True)
-    if record.ok:  # the host's mount reached the worker
-        assert record.score == 1.0, [c.message for c in record.checks]
+    if record is not None:  # the host's mount reached the worker
+        assert record.ok and record.score == 1.0, (record.error, [c.message for c in record.checks])
     else:
-        assert "is not, in the worker's mounts, the file the host named" in (record.error or "")
+        assert "is not, in the worker's mounts, the file the host named" in refused
 
 
 def test_a_worker_that_cannot_build_its_template_takes_no_grading(
@@ -604,3 +611,22 @@ def test_a_gradings_mount_points_are_of_its_own_kinds(tmp_path: Path) -> None:
         records = [grade(session.provider, session.area, r) for r in (folder, file, folder)]
     assert all(r.ok for r in records), [r.error for r in records]
     assert [r.score for r in records] == [1.0, 0.0, 1.0]
+
+
+EXIT_70_GRADER = '''
+import os
+
+
+def grade(ctx):
+    os.write(2, b"exiting as a failed setup would")
+    os._exit(70)
+'''
+
+
+def test_a_grader_that_exits_as_a_failed_setup_is_still_the_graders_failure(tmp_path: Path) -> None:
+    """Whether a grading's sandbox was set up is said by the grading process on a pipe it
+    closes before the job's code runs, not read from an exit code a grader can choose."""
+    task = load_task(_task(tmp_path, EXIT_70_GRADER))
+    with _session(tmp_path) as session:
+        record = grade(session.provider, session.area, _request(session.area.root, task, "a", {}))
+    assert not record.ok and "exit 70" in (record.error or ""), record.error

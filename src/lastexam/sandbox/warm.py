@@ -34,6 +34,7 @@ from lastexam.layout import GradingSandbox
 from lastexam.sandbox import bwrap, cgroups
 from lastexam.sandbox.base import SandboxError, SandboxLimits, SandboxRequest, SandboxResult
 from lastexam.sandbox.seccomp import filter_program
+from lastexam.untrusted import tail
 
 WORKER_SOURCE = Path(__file__).with_name("warm_worker.py")
 
@@ -248,10 +249,13 @@ class WarmWorker:
         peak = cg.peak_memory()
         if survivors == 0:
             cg.remove()
-        if len(raw) != 4:  # written by the worker, never by the grading: the worker has gone
+        if len(raw) != STATUS.size:  # written by the worker, never by the grading: it has gone
             raise SandboxError(f"the warm grading worker gave no status for {req.name} "
                                f"(its log: {self.folder / 'worker.log'})")
-        exit_code = os.waitstatus_to_exitcode(struct.unpack("=i", raw)[0])
+        status, ready = STATUS.unpack(raw)
+        if not ready and killed is None:  # it failed before the job's code could run
+            raise SandboxError(f"the grading sandbox {req.name} could not be set up: {tail(req.stderr, 1500)}")
+        exit_code = os.waitstatus_to_exitcode(status)
         return SandboxResult(exit_code=exit_code, killed=killed, wall_s=wall,
                              peak_memory_bytes=peak, survivors=survivors)
 
@@ -327,6 +331,9 @@ def _supervise(status_r: int, req: SandboxRequest, start: float, cg: cgroups.Cgr
             return None
 
 
+# A grading's end as the worker reports it: its wait status, and whether its sandbox was set up
+# before the job's code ran (the grading process says so on a pipe it then closes).
+STATUS = struct.Struct("=iB")
 STATUS_WAIT_S = 30  # for the worker's report once the grading's processes are gone
 
 

@@ -257,9 +257,11 @@ def landlock_domain() -> None:
         os.close(fd)
 
 
-def _grading_process(spec: dict, jobs: socket.socket) -> None:
-    """The pid namespace's init, in the job's cgroups; never returns. It builds the shared
-    root, then waits for its job on `jobs` (nothing there: the slot was dropped)."""
+def _grading_process(spec: dict, jobs: socket.socket, ready: int) -> None:
+    """The pid namespace's init, in the job's cgroups; never returns. It makes its own mounts,
+    then waits for its job on `jobs` (nothing there: the slot was dropped). Once its sandbox
+    is set up, before anything of the job runs, it writes one byte to `ready` and closes it:
+    the worker tells the host whether a grading failed before its grader could run."""
     setup_error = None
     try:
         enter_namespaces()
@@ -283,6 +285,8 @@ def _grading_process(spec: dict, jobs: socket.socket) -> None:
             os._exit(code)
         job.finish_root()
         job.confine()
+        os.write(ready, b"1")
+        os.close(ready)
         job.arrange_fds()
         code, err = 1, 2
         code = job.grade()
@@ -311,7 +315,7 @@ def _at_exit() -> None:
         pass
 
 
-def _slot(fds: list[int], spec: dict, inherited: list[int]) -> None:
+def _slot(fds: list[int], spec: dict, inherited: list[int], ready: int) -> None:
     """The worker's child, the init of a new pid namespace, ready for one job: the worker's
     descriptors it inherited (`inherited`) and the status pipe closed, the job's cgroups joined
     (a move between cgroups can wait for an RCU grace period), then the grading process. Its
@@ -326,7 +330,7 @@ def _slot(fds: list[int], spec: dict, inherited: list[int]) -> None:
             os.close(fd)
     except BaseException:
         os._exit(0)
-    _grading_process(spec, channel)
+    _grading_process(spec, channel, ready)
 
 
 class Slots:
@@ -336,25 +340,30 @@ class Slots:
     def __init__(self, spec: dict) -> None:
         self.spec = spec
         self.own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-        self.children: dict[int, tuple[int, int]] = {}  # pidfd: (pid, status pipe)
+        # pidfd: (pid, status pipe, the read end of its "set up" pipe)
+        self.children: dict[int, tuple[int, int, int]] = {}
 
     def fork(self, fds: list[int], keep: list[int]) -> int | None:
         """The grading process of a slot, [job socket, status pipe, *cgroup.procs], the
         worker's copies of its descriptors closed (but the status pipe's); its pidfd."""
         pid = None
+        ready_r = ready_w = -1
         try:
             if len(fds) < 2:
                 return None
             inherited = [*keep, self.own_pid_ns]
-            for child_pidfd, (_, status_w) in self.children.items():
-                inherited += (child_pidfd, status_w)
+            for child_pidfd, (_, status_w, other_ready) in self.children.items():
+                inherited += (child_pidfd, status_w, other_ready)
+            ready_r, ready_w = os.pipe()
+            os.set_blocking(ready_r, False)  # never wait on it: a byte is there, or nothing is
             _check(libc.unshare(CLONE_NEWPID), "unshare")
             try:
                 pid = os.fork()
                 if pid == 0:
-                    _slot(fds, self.spec, inherited)
+                    _slot(fds, self.spec, [*inherited, ready_r], ready_w)
                 pidfd = os.pidfd_open(pid)
-                self.children[pidfd] = (pid, fds[1])
+                self.children[pidfd] = (pid, fds[1], ready_r)
+                ready_r = -1  # the child's entry holds it now
                 fds = [fds[0], *fds[2:]]
             finally:
                 # Our children after this one in our own namespace again. If that fails no
@@ -368,24 +377,31 @@ class Slots:
             print(f"slot: {e}", file=sys.stderr, flush=True)
             return None
         finally:
-            for fd in fds:
-                os.close(fd)
+            for fd in (*fds, ready_r, ready_w):
+                if fd >= 0:
+                    os.close(fd)
 
     def reap(self, pidfd: int) -> None:
-        """A grading process has ended: its wait status to its status pipe."""
-        pid, status_w = self.children.pop(pidfd)
+        """A grading process has ended: its wait status, and whether its sandbox was set up,
+        to its status pipe."""
+        pid, status_w, ready_r = self.children.pop(pidfd)
         os.close(pidfd)
         try:
             _, status = os.waitpid(pid, 0)
-            os.write(status_w, struct.pack("=i", status))
+            try:
+                ready = os.read(ready_r, 1) == b"1"
+            except BlockingIOError:
+                ready = False
+            os.write(status_w, struct.pack("=iB", status, ready))
         except OSError:  # the host dropped the slot: no one reads
             pass
         finally:
             os.close(status_w)
+            os.close(ready_r)
         # The worker is its namespace's init: anything orphaned there is reaped here.
         with contextlib.suppress(ChildProcessError):
             while (found := os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)) is not None:
-                if any(found.si_pid == p for p, _ in self.children.values()):
+                if any(found.si_pid == p for p, _, _ in self.children.values()):
                     break
                 os.waitpid(found.si_pid, 0)
 
