@@ -63,11 +63,11 @@ class WarmWorker:
         return {
             "uid": bwrap.SANDBOX_UID,
             "root": str(self.folder / "root"),
-            "system": [list(entry) for entry in bwrap.system_layout()],
+            "system": list(bwrap.system_layout()),
             "etc_files": [(str(etc / name), f"/etc/{name}") for name in bwrap.ETC_FILES],
             "seccomp": (filter_program() or b"").hex(),
             "lib_host": str(self.lib_host), "lib": self.lib, "job_root": GradingSandbox.ROOT,
-            "preload": list(self.preload),
+            "preload": list(self.preload), "status": STATUS.format,
         }
 
     def _start(self) -> None:
@@ -331,8 +331,8 @@ def _supervise(status_r: int, req: SandboxRequest, start: float, cg: cgroups.Cgr
             return None
 
 
-# A grading's end as the worker reports it: its wait status, and whether its sandbox was set up
-# before the job's code ran (the grading process says so on a pipe it then closes).
+# A grading's end as the worker reports it on the slot's status pipe (its spec carries the
+# format): its wait status, and whether its sandbox was set up before the job's code ran.
 STATUS = struct.Struct("=iB")
 STATUS_WAIT_S = 30  # for the worker's report once the grading's processes are gone
 

@@ -392,7 +392,7 @@ class Slots:
                 ready = os.read(ready_r, 1) == b"1"
             except BlockingIOError:
                 ready = False
-            os.write(status_w, struct.pack("=iB", status, ready))
+            os.write(status_w, struct.pack(self.spec["status"], status, ready))
         except OSError:  # the host dropped the slot: no one reads
             pass
         finally:
