@@ -280,6 +280,59 @@ def test_the_worker_preloads_what_the_grader_imports(tmp_path: Path, preload: st
     assert record.score == (1.0 if preload == "1" else 0.0)
 
 
+# Tells whether it runs from the code the worker compiled before the fork (grading/harness.py's
+# _COMPILED, by file name and source), and which version of its source it is.
+COMPILED_GRADER = '''
+import sys
+from lastexam.grading import Outcome, Rubric
+
+
+def grade(ctx):
+    r = Rubric()
+    compiled = sys.modules["lastexam.grading.harness"]._COMPILED.values()
+    ran = any(c is grade.__code__ for code in compiled for c in code.co_consts)
+    r.check("run from the worker's compile", 1, Outcome(ran, str(len(compiled))))
+    r.check(f"version {VERSION}", 1, True)
+    return r
+
+
+VERSION = "a"
+'''
+
+
+def _prepared_grading(session, task, name: str) -> GradeRecord:
+    """A grading prepared as a trial's is (warm_up while its agent works), then run."""
+    request = _request(session.area.root, task, name, {})
+    warm_up(session.provider, session.area, request.env, task, request.name)
+    return grade(session.provider, session.area, request)
+
+
+def test_a_prepared_grading_runs_the_grader_the_worker_compiled(tmp_path: Path) -> None:
+    task = load_task(_task(tmp_path, COMPILED_GRADER))
+    with _session(tmp_path) as session:
+        records = [_prepared_grading(session, task, name) for name in ("a", "b")]
+    for record in records:
+        assert record.ok, record.error
+        assert [(c.name, c.passed) for c in record.checks[1:]] == [
+            ("run from the worker's compile", True), ("version a", True)]
+
+
+def test_a_grader_changed_after_the_worker_compiled_it_runs_as_changed(tmp_path: Path) -> None:
+    """The worker's compile is found by the grader's whole source: a grader.py changed since
+    (the same path, the same worker) is compiled again by its grading, never run as it was."""
+    task = load_task(_task(tmp_path, COMPILED_GRADER))
+    with _session(tmp_path) as session:
+        first = _prepared_grading(session, task, "a")
+        copy = session.area.task_copy(task) / "grader.py"
+        copy.chmod(0o644)
+        copy.write_text(COMPILED_GRADER.replace('VERSION = "a"', 'VERSION = "b"'))
+        second = _prepared_grading(session, task, "b")
+    assert [c.name for c in first.checks if c.passed][1:] == ["run from the worker's compile", "version a"]
+    assert second.ok, second.error
+    assert [(c.name, c.passed) for c in second.checks[1:]] == [
+        ("run from the worker's compile", False), ("version b", True)]
+
+
 def test_gradings_under_other_variables_get_a_worker_of_their_own(tmp_path: Path) -> None:
     """A preloaded module keeps what the worker's variables made of it (OpenBLAS reads
     OPENBLAS_CORETYPE as NumPy loads it): the BLAS gate's gradings must not share a worker."""
@@ -319,10 +372,10 @@ def test_a_worker_closed_while_slots_are_being_made_leaves_nothing(tmp_path: Pat
         gate, entered = threading.Event(), threading.Semaphore(0)
         real = worker._new_slot
 
-        def held(name: str, limits):  # each preparation waits here until the worker is closing
+        def held(name: str, limits, grader=None):  # each preparation waits here until the worker is closing
             entered.release()
             gate.wait(30)
-            return real(name, limits)
+            return real(name, limits, grader)
 
         worker._new_slot = held  # type: ignore[method-assign]
         names = [f"{session.area.root.name}.queued-{n}.grade" for n in range(6)]

@@ -180,6 +180,7 @@ class GradingSandbox:
     CONTEXT = "/grade/context.json"
     OUTPUT = "/grade/output"  # the trial's output/, read-only
     TASK = "/grade/task"  # the task's hidden parts, read-only
+    GRADER = "/grade/task/grader.py"  # what grading/harness.py runs
     REFERENCE = "/grade/task/reference"
     INPUTS = "/grade/task/inputs"
     SCRATCH = "/grade/scratch"  # writable, discarded

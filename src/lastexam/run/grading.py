@@ -129,7 +129,9 @@ def warm_up(provider: SandboxProvider, area: RunWorkArea, env: Environment, task
     if (w := _warm_worker(provider, area, env, task)) is not None:
         # Ahead of time only: a failure here is met again, and reported, by the grading.
         with contextlib.suppress(SandboxError, OSError):
-            w.prepare(name, _limits(task))
+            # The worker compiles the grader before it forks (never a sealed task's: not read here).
+            grader = None if task.sealed else area.task_copy(task) / "grader.py"
+            w.prepare(name, _limits(task), grader)
 
 
 def warm_release(provider: SandboxProvider, area: RunWorkArea, env: Environment, task: Task,

@@ -111,8 +111,10 @@ class WarmWorker:
             self._stop()
             self._start()
 
-    def _send(self, fds: list[int]) -> None:
-        """Hand the worker a slot's descriptors, starting it (again) when it is not running."""
+    def _send(self, fds: list[int], grader: Path | None) -> None:
+        """Hand the worker a slot's descriptors, starting it (again) when it is not running,
+        and the grader the slot's job will run, which it compiles once (None: not named)."""
+        message = json.dumps({"grader": None if grader is None else [GradingSandbox.GRADER, str(grader)]})
         with self._lock:
             if self._closed:
                 raise SandboxError("the warm grading worker is closed")
@@ -120,7 +122,7 @@ class WarmWorker:
                 self._ensure_running()
                 assert self._sock is not None
                 try:
-                    socket.send_fds(self._sock, [b"slot"], fds)
+                    socket.send_fds(self._sock, [message.encode()], fds)
                     return
                 except OSError as e:
                     if attempt == 2:
@@ -155,14 +157,16 @@ class WarmWorker:
                 self._proc.wait()
             self._proc = None
 
-    def prepare(self, name: str, limits: SandboxLimits) -> None:
+    def prepare(self, name: str, limits: SandboxLimits, grader: Path | None = None) -> None:
         """Get the grading sandbox `name` ready ahead of its job: its cgroup made and a child
-        of the worker already in it (see warm_worker._slot), in the background. A slot that
-        cannot be made is made again, or its failure reported, when the grading comes."""
+        of the worker already in it (see warm_worker._slot), in the background; `grader`, the
+        host's copy of the grader the job will run, is compiled in the worker before it forks
+        that child. A slot that cannot be made is made again, or its failure reported, when
+        the grading comes."""
         with self._lock:
             if self._closed:
                 return
-            future = self._preparer.submit(self._new_slot, name, limits)
+            future = self._preparer.submit(self._new_slot, name, limits, grader)
             earlier, self._slots[name] = self._slots.get(name), future
         if earlier is not None:
             _drop(earlier)
@@ -174,7 +178,7 @@ class WarmWorker:
         if future is not None:
             _drop(future)
 
-    def _new_slot(self, name: str, limits: SandboxLimits) -> _Slot:
+    def _new_slot(self, name: str, limits: SandboxLimits, grader: Path | None = None) -> _Slot:
         cgroups = self.provider.cgroups
         assert cgroups is not None
         try:
@@ -187,7 +191,7 @@ class WarmWorker:
         procs: list[int] = []
         try:
             procs = [os.open(f, os.O_WRONLY) for f in cg.procs_files]
-            self._send([theirs.fileno(), status_w, *procs])
+            self._send([theirs.fileno(), status_w, *procs], grader)
         except BaseException:
             slot.drop()
             raise
