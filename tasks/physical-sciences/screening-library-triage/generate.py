@@ -15,7 +15,6 @@ import os
 import random
 from pathlib import Path
 
-import numpy as np
 import rdkit
 from rdkit import Chem, DataStructs, RDLogger
 from rdkit.Chem import Crippen, Descriptors, rdDepictor, rdFingerprintGenerator, rdMolDescriptors
@@ -150,9 +149,9 @@ def parent_identity(mol: Chem.Mol) -> tuple[str, str, str] | None:
     back = Chem.MolFromMolBlock(Chem.MolToMolBlock(mol))
     if back is None:
         return None
-    parent = standardise(back)
+    parent, inchikey = standardise(back)
     smiles = Chem.MolToSmiles(parent)
-    return smiles, Chem.MolToInchiKey(parent), Chem.MolToInchiKey(Chem.MolFromSmiles(smiles))
+    return smiles, inchikey, Chem.MolToInchiKey(Chem.MolFromSmiles(smiles))
 
 
 def drawn(mol: Chem.Mol, identity: tuple[str, str, str], form: str, rng: random.Random) -> Chem.Mol:
@@ -241,12 +240,30 @@ UNCHARGER = rdMolStandardize.Uncharger()
 TAUTOMERS = rdMolStandardize.TautomerEnumerator()
 
 
-def standardise(mol: Chem.Mol) -> Chem.Mol:
-    mol = rdMolStandardize.Cleanup(mol)
-    mol = SALT_REMOVER.StripMol(mol, dontRemoveEverything=True)
-    mol = LARGEST_FRAGMENT.choose(mol)
-    mol = UNCHARGER.uncharge(mol)
-    return TAUTOMERS.Canonicalize(mol)
+# Canonical SMILES of a drawing, and of its neutral parent before the tautomer step, -> the
+# standardised parent and its InChIKey; for this run only.
+_BY_DRAWING: dict[str, tuple[Chem.Mol, str]] = {}
+_BY_NEUTRAL: dict[str, tuple[Chem.Mol, str]] = {}
+
+
+def standardise(mol: Chem.Mol) -> tuple[Chem.Mol, str]:
+    """The parent structure of a readable record and its InChIKey, shared: not to be modified.
+    The result depends on the structure, not on atom order or drawing (shipped_parents leaves
+    out parents whose InChIKey depends on the drawing), so each distinct drawing is standardised
+    once and the tautomer search, nearly all the cost, once per neutral parent: a compound's
+    salt forms, repeat offers and the generator's own checks share it."""
+    drawing = Chem.MolToSmiles(mol)
+    if drawing not in _BY_DRAWING:
+        mol = rdMolStandardize.Cleanup(mol)
+        mol = SALT_REMOVER.StripMol(mol, dontRemoveEverything=True)
+        mol = LARGEST_FRAGMENT.choose(mol)
+        mol = UNCHARGER.uncharge(mol)
+        neutral = Chem.MolToSmiles(mol)
+        if neutral not in _BY_NEUTRAL:
+            parent = TAUTOMERS.Canonicalize(mol)
+            _BY_NEUTRAL[neutral] = parent, Chem.MolToInchiKey(parent)
+        _BY_DRAWING[drawing] = _BY_NEUTRAL[neutral]
+    return _BY_DRAWING[drawing]
 
 
 def reference(input_dir: Path) -> dict:
@@ -264,8 +281,8 @@ def reference(input_dir: Path) -> dict:
                 continue
             purity = float(mol.GetProp("PURITY_PCT"))
             per_mg = float(mol.GetProp("PRICE_USD")) / float(mol.GetProp("PACK_MG"))
-            parent = standardise(mol)
-            offer.update(inchikey=Chem.MolToInchiKey(parent), per_mg=per_mg, parent=parent)
+            parent, inchikey = standardise(mol)
+            offer.update(inchikey=inchikey, per_mg=per_mg, parent=parent)
             offer["outcome"] = "low_purity" if purity < MIN_PURITY else "candidate"
             offers.append(offer)
 
@@ -326,7 +343,7 @@ def reference(input_dir: Path) -> dict:
     dists = []
     for i in range(1, len(fps)):
         dists.extend(1.0 - s for s in DataStructs.BulkTanimotoSimilarity(fps[i], fps[:i]))
-    gap = float(np.min(np.abs(np.array(dists) - CUTOFF)))
+    gap = min(abs(d - CUTOFF) for d in dists)
     assert gap > 1e-4, f"a pair distance lies {gap} from the cutoff"
     clusters = Butina.ClusterData(dists, len(fps), CUTOFF, isDistData=True)
     for r in library:
