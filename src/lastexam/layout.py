@@ -21,6 +21,7 @@ workspace, see run/workspace.py) and once stored in the run folder.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 DB_NAME = "results.db"
@@ -34,84 +35,84 @@ GRADER_STDERR = "grader.stderr.log"
 class TrialPaths:
     root: Path
 
-    @property
+    @cached_property
     def record(self) -> Path:
         return self.root / "trial.json"
 
-    @property
+    @cached_property
     def output(self) -> Path:
         return self.root / "output"
 
-    @property
+    @cached_property
     def agent(self) -> Path:
         return self.root / "agent"
 
-    @property
+    @cached_property
     def agent_stdout(self) -> Path:
         return self.agent / "agent.stdout.log"
 
-    @property
+    @cached_property
     def agent_stderr(self) -> Path:
         return self.agent / "agent.stderr.log"
 
-    @property
+    @cached_property
     def exec_log(self) -> Path:
         return self.agent / "exec.jsonl"
 
-    @property
+    @cached_property
     def inputs_after(self) -> Path:
         """The state of the agent's inputs/ after it ran, which grading (and regrading) sees."""
         return self.agent / "inputs_after.json"
 
-    @property
+    @cached_property
     def grader(self) -> Path:
         return self.root / "grader"
 
-    @property
+    @cached_property
     def grader_stdout(self) -> Path:
         return self.grader / GRADER_STDOUT
 
-    @property
+    @cached_property
     def grader_stderr(self) -> Path:
         return self.grader / GRADER_STDERR
 
-    @property
+    @cached_property
     def grades(self) -> Path:
         return self.root / "grades"
 
-    @property
+    @cached_property
     def gateway_log(self) -> Path:
         return self.root / "gateway.jsonl"
 
-    @property
+    @cached_property
     def trajectory(self) -> Path:
         return self.root / "trajectory.json"
 
-    @property
+    @cached_property
     def screens(self) -> Path:
         return self.root / "screens"
 
-    @property
+    @cached_property
     def desktop(self) -> Path:
         return self.root / "desktop"
 
-    @property
+    @cached_property
     def recording(self) -> Path:
         return self.desktop / DesktopFiles.RECORDING
 
-    @property
+    @cached_property
     def recording_meta(self) -> Path:
         return self.desktop / DesktopFiles.RECORDING_META
 
-    @property
+    @cached_property
     def windows_log(self) -> Path:
         return self.desktop / DesktopFiles.WINDOWS_LOG
 
-    @property
+    @cached_property
     def desktop_log(self) -> Path:
         return self.desktop / DesktopFiles.SESSION_LOG
 
-    @property
+    @cached_property
     def desktop_collected(self) -> Path:
         return self.desktop / "collected.json"
 
@@ -124,11 +125,11 @@ TRIAL = TrialPaths(Path())
 class RunPaths:
     root: Path
 
-    @property
+    @cached_property
     def db(self) -> Path:
         return self.root / DB_NAME
 
-    @property
+    @cached_property
     def trials(self) -> Path:
         return self.root / TRIALS_DIR
 

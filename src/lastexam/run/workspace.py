@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from lastexam.layout import TrialPaths
@@ -83,44 +84,44 @@ class TrialWorkspace:
     fast: Path | None = None  # the run's fast folder (RunWorkArea.fast); None: root
     spares: Path | None = None  # the run's kept folders (run/recycle.py); None: none kept
 
-    @property
+    @cached_property
     def instruction(self) -> Path:
         """Mounted read-only: on the fast folder when there is one (a file made and removed
         per trial)."""
         return self.root / INSTRUCTION if self.fast is None else self.fast / f"{self.root.name}.{INSTRUCTION}"
 
-    @property
+    @cached_property
     def inputs(self) -> Path:
         return self.root / "inputs"
 
-    @property
+    @cached_property
     def output(self) -> Path:
         return self.root / "output"
 
-    @property
+    @cached_property
     def home(self) -> Path:
         return self.root / "home"
 
-    @property
+    @cached_property
     def desktop(self) -> Path:
         return self.root / "desktop"
 
-    @property
+    @cached_property
     def trial(self) -> TrialPaths:
         """The trial's folder, moved whole into the run folder when the trial is recorded."""
         return TrialPaths(self.root / "trial")
 
-    @property
+    @cached_property
     def exec_log(self) -> Path:
         return self.root / "exec" if self.fast is None else self.fast / f"{self.root.name}.exec"
 
-    @property
+    @cached_property
     def exec_copy(self) -> Path:
         """The host's copy of an exec log past usage/channel.py's MEMORY_BYTES, on disk (a
         flood fills it up to its cap)."""
         return self.root / HOST_LOG
 
-    @property
+    @cached_property
     def grade(self) -> Path:
         return self.root / "grade"
 
@@ -157,7 +158,7 @@ class TrialWorkspace:
             for p in (self.instruction, self.inputs):
                 _close_to_others(p, uid)
 
-    @property
+    @cached_property
     def sealed_task(self) -> Path:
         """A sealed task's grading copy (its hidden parts), this trial's alone."""
         return self.root / "task"
@@ -225,11 +226,11 @@ class RunWorkArea:
     def for_run(cls, run_id: str) -> RunWorkArea:
         return cls(home_subdir("work") / run_id)
 
-    @property
+    @cached_property
     def etc(self) -> Path:
         return self.root / "etc"
 
-    @property
+    @cached_property
     def fast(self) -> Path:
         """Small files that each trial makes and removes (exec-log FIFOs, gradings' contexts):
         a link to a folder on /dev/shm when that is a tmpfs, made by prepare(). On an ext4
@@ -237,15 +238,15 @@ class RunWorkArea:
         (docs/performance.md): a trial's few such files cost it milliseconds."""
         return self.root / "fast"
 
-    @property
+    @cached_property
     def lib(self) -> Path:
         return self.root / "lib"
 
-    @property
+    @cached_property
     def usage_hook(self) -> Path:
         return self.lib / "usage-hook"
 
-    @property
+    @cached_property
     def gateway_dir(self) -> Path:
         """The folder of the run's gateway socket: in the area, or, when that path would be
         too long for a unix socket (~107 bytes), a fixed temporary folder named after the run."""

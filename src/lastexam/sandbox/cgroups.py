@@ -14,6 +14,7 @@ import select
 import signal
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
@@ -34,7 +35,7 @@ class Cgroup:
     version: int
     dirs: list[Path]  # v2: [dir]; v1: [memory dir, pids dir]
 
-    @property
+    @cached_property
     def procs_files(self) -> list[Path]:
         return [d / "cgroup.procs" for d in self.dirs]
 
