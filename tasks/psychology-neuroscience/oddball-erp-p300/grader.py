@@ -53,7 +53,9 @@ def _read_evokeds(path):
     if not path.is_file():
         return None, "evokeds-ave.fif is missing"
     try:
-        import mne
+        # Named in full: the warm grading worker imports mne.evoked once before it forks the
+        # gradings; `import mne` alone defers it (lazy loading) to every grading.
+        import mne.evoked
 
         mne.set_log_level("ERROR")
         evokeds = mne.read_evokeds(str(path), verbose="ERROR")
