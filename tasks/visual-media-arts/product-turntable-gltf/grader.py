@@ -341,14 +341,17 @@ def motion(scene: Scene, posed: list[dict], base: np.ndarray, frames: int) -> di
     """Per key (rows) and primitive (columns): the turn about +Y since the first key and the tilt off a pure turn;
     over the first `frames` keys, the farthest a vertex lies from a rigid turn by that angle about the vertical at `base`."""
     yaw, tilt, drift = np.zeros((len(scene.times), len(posed))), np.zeros((len(scene.times), len(posed))), 0.0
+    # Per primitive, the first key's inverse rotation and vertices about `base`; no key, no inverse taken.
+    undo = [np.linalg.pinv(p0["matrix"][:3, :3]) for p0 in posed] if len(scene.times) else []
+    rest = [p0["wpos"] - base for p0 in posed]
     for k, t in enumerate(scene.times):
-        for i, (p0, p) in enumerate(zip(posed, scene.posed(float(t)), strict=True)):
-            rot = p["matrix"][:3, :3] @ np.linalg.pinv(p0["matrix"][:3, :3])
+        for i, (p, inverse, offsets) in enumerate(zip(scene.posed(float(t)), undo, rest, strict=True)):
+            rot = p["matrix"][:3, :3] @ inverse
             yaw[k, i] = math.degrees(math.atan2(rot[0, 2], rot[0, 0]))
-            tilt[k, i] = float(np.abs(rot - turn_y(yaw[k, i])).max())
+            turn = turn_y(yaw[k, i])
+            tilt[k, i] = float(np.abs(rot - turn).max())
             if k < frames:
-                where = (p0["wpos"] - base) @ turn_y(yaw[k, i]).T + base
-                drift = max(drift, float(np.linalg.norm(p["wpos"] - where, axis=1).max()))
+                drift = max(drift, float(np.linalg.norm(p["wpos"] - (offsets @ turn.T + base), axis=1).max()))
     return {"yaw": yaw, "tilt": tilt, "drift": drift}
 
 
