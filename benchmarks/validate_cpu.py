@@ -47,6 +47,7 @@ class CpuGroup:
                 return
             except OSError:
                 time.sleep(0.1)
+        print(f"could not remove {self.path}: remove it by hand", file=sys.stderr)
 
 
 def validate(task: Path) -> tuple[float, float, bool]:
