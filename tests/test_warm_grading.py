@@ -683,3 +683,33 @@ def test_a_grader_that_exits_as_a_failed_setup_is_still_the_graders_failure(tmp_
     with _session(tmp_path) as session:
         record = grade(session.provider, session.area, _request(session.area.root, task, "a", {}))
     assert not record.ok and "exit 70" in (record.error or ""), record.error
+
+
+# Reports the grading process's capability sets, whether it may gain privileges, and whether
+# threading is loaded (the worker's library must not bring it: its after-fork hook would run in
+# every forked grading).
+STATUS_GRADER = '''
+import sys
+from lastexam.grading import Outcome, Rubric
+
+
+def grade(ctx):
+    r = Rubric()
+    status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+    for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        r.check(f"{name} empty", 1, Outcome(int(status[name].strip(), 16) == 0, status[name].strip()))
+    r.check("no new privileges", 1, Outcome(status["NoNewPrivs"].strip() == "1", status["NoNewPrivs"]))
+    r.check("threading not loaded", 1, "threading" not in sys.modules)
+    return r
+'''
+
+
+def test_a_grading_holds_no_capability_nor_threading(tmp_path: Path) -> None:
+    task = load_task(_task(tmp_path, STATUS_GRADER))
+    with _session(tmp_path) as session:
+        assert warm.usable(session.provider)
+        record = _grade_at_once(session, {"a": _request(session.area.root, task, "a", {})})["a"]
+    assert record.ok, record.error
+    failed = {c.name: c.message for c in record.checks if not c.passed}
+    assert not failed, failed
+    assert len(record.checks) == 8  # the tamper gate and seven

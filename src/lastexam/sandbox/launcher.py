@@ -1,5 +1,7 @@
 """The sandbox launcher (launch.c), built once per source version with the machine's C
-compiler. Without a compiler (None) sandboxes start through sh -> prlimit -> setpriv."""
+compiler, linked statically where the C library allows it (an exec without the dynamic
+loader: about 0.1 ms less per sandbox started, measured on the development machine). Without a
+compiler (None) sandboxes start through sh -> prlimit -> setpriv."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from pathlib import Path
 from lastexam.paths import home_subdir
 
 SOURCE = Path(__file__).with_name("launch.c").read_bytes()
-NAME = f"sandbox-launch-{hashlib.sha256(SOURCE).hexdigest()[:12]}"  # uid_in_use knows it by name
+LINKS = (["-static"], [])  # tried in order: a C library without its static archive takes the second
+# The name follows the source and how it is linked: a binary built otherwise is never reused.
+NAME = f"sandbox-launch-{hashlib.sha256(SOURCE + repr(LINKS).encode()).hexdigest()[:12]}"  # uid_in_use knows it by name
 
 
 @cache
@@ -33,8 +37,12 @@ def build_launcher() -> Path | None:
         src = target.with_suffix(".c")
         src.write_bytes(source)
         tmp = target.with_suffix(f".{os.getpid()}.tmp")
-        proc = subprocess.run([compiler, "-O2", "-o", str(tmp), str(src)], capture_output=True)
-        if proc.returncode != 0 or not tmp.is_file():
+        for link in LINKS:
+            tmp.unlink(missing_ok=True)
+            proc = subprocess.run([compiler, "-O2", *link, "-o", str(tmp), str(src)], capture_output=True)
+            if proc.returncode == 0 and tmp.is_file():
+                break
+        else:
             return None
         tmp.chmod(0o755)
         os.replace(tmp, target)

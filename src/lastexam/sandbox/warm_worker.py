@@ -87,12 +87,76 @@ def _write(path: str, text: str) -> None:
         f.write(text)
 
 
-def enter_namespaces() -> None:
+def enter_namespaces(net: int) -> None:
     """In the grading process, already in the job's cgroups and the init of its pid namespace
     (owned by the worker's user namespace): new mount (a copy of the worker's, which holds the
-    template root), network, ipc, uts and cgroup namespaces."""
-    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP),
-           "unshare")
+    template root), ipc, uts and cgroup namespaces, and the network namespace `net` the worker
+    gave it (Networks)."""
+    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP), "unshare")
+    _check(libc.setns(net, CLONE_NEWNET), "join the network namespace")
+    os.close(net)
+
+
+# What a grading can change in its network namespace, its loopback down and no capability in
+# it: sockets (one outliving its processes is carried in flight by a unix socket), counters.
+NET_FILES = ("unix", "udp", "udp6", "snmp", "snmp6", "netstat", "dev")
+
+
+class Network:
+    """A network namespace of the worker's making, and its NET_FILES opened in it (a file of
+    /proc/net reads the namespace it was opened in), with their text when it was new."""
+
+    def __init__(self, own: int) -> None:
+        _check(libc.unshare(CLONE_NEWNET), "unshare")
+        try:
+            self.fd = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+            self.files: list[int] = []
+            for name in NET_FILES:
+                with contextlib.suppress(FileNotFoundError):  # snmp6, udp6: no IPv6
+                    self.files.append(os.open(f"/proc/self/net/{name}", os.O_RDONLY | os.O_CLOEXEC))
+        finally:
+            _check(libc.setns(own, CLONE_NEWNET), "setns")
+        self.fresh = self.read()
+
+    def read(self) -> list[bytes]:
+        return [os.pread(fd, 1 << 16, 0) for fd in self.files]
+
+    def fds(self) -> list[int]:
+        return [self.fd, *self.files]
+
+    def close(self) -> None:
+        for fd in self.fds():
+            os.close(fd)
+
+
+class Networks:
+    """The gradings' network namespaces. A new one costs about 0.7 ms of CPU to make and
+    remove (docs/performance.md); one whose grading has ended, every process of it gone, serves
+    the next grading when nothing in it tells it from a new one: no socket, every counter and
+    device statistic as it was made. Any other is closed (and removed by the kernel)."""
+
+    def __init__(self) -> None:
+        self.own = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        self.free: list[Network] = []
+        self.used: set[Network] = set()
+
+    def take(self) -> Network:
+        net = self.free.pop() if self.free else Network(self.own)
+        self.used.add(net)
+        return net
+
+    def back(self, net: Network, reusable: bool) -> None:
+        """`net` returned; `reusable`: no process can be left in it."""
+        self.used.discard(net)
+        if reusable and net.read() == net.fresh:
+            self.free.append(net)
+        else:
+            net.close()
+
+    def fds(self, but: Network) -> list[int]:
+        """Every descriptor held here but `but`'s namespace: a grading must hold none."""
+        return [self.own, *but.files, *(fd for net in (*self.free, *self.used) if net is not but
+                                        for fd in net.fds())]
 
 
 def build_template(spec: dict) -> None:
@@ -193,9 +257,7 @@ class Job:
         if fsize > 0:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
         _check(libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear ambient")
-        for cap in range(64):
-            if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-                break  # past the last capability this kernel knows
+        # The bounding set came empty from the worker (drop_bounding_set); this empties the rest.
         header = struct.pack("=Ii", 0x20080522, 0)
         _check(libc.capset(header, bytes(24)), "capset")
         _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
@@ -257,14 +319,25 @@ def landlock_domain() -> None:
         os.close(fd)
 
 
-def _grading_process(spec: dict, jobs: socket.socket, ready: int) -> None:
+def drop_bounding_set() -> None:
+    """Once, in the worker: its capability bounding set emptied, inherited so by every grading
+    (the set only limits what an exec can gain; the worker's own capabilities, which make the
+    gradings' namespaces, stay). Each grading used to drop the forty-odd one by one."""
+    for cap in range(64):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            if ctypes.get_errno() == errno.EINVAL:
+                break  # past the last capability this kernel knows
+            _check(-1, f"drop capability {cap} from the bounding set")
+
+
+def _grading_process(spec: dict, jobs: socket.socket, ready: int, net: int) -> None:
     """The pid namespace's init, in the job's cgroups; never returns. It makes its own mounts,
     then waits for its job on `jobs` (nothing there: the slot was dropped). Once its sandbox
     is set up, before anything of the job runs, it writes one byte to `ready` and closes it:
     the worker tells the host whether a grading failed before its grader could run."""
     setup_error = None
     try:
-        enter_namespaces()
+        enter_namespaces(net)
         own_mounts(spec)
     except BaseException:
         import traceback
@@ -315,7 +388,7 @@ def _at_exit() -> None:
         pass
 
 
-def _slot(fds: list[int], spec: dict, inherited: list[int], ready: int) -> None:
+def _slot(fds: list[int], spec: dict, inherited: list[int], ready: int, net: int) -> None:
     """The worker's child, the init of a new pid namespace, ready for one job: the worker's
     descriptors it inherited (`inherited`) and the status pipe closed, the job's cgroups joined
     (a move between cgroups can wait for an RCU grace period), then the grading process. Its
@@ -330,7 +403,7 @@ def _slot(fds: list[int], spec: dict, inherited: list[int], ready: int) -> None:
             os.close(fd)
     except BaseException:
         os._exit(0)
-    _grading_process(spec, channel, ready)
+    _grading_process(spec, channel, ready, net)
 
 
 class Slots:
@@ -340,19 +413,22 @@ class Slots:
     def __init__(self, spec: dict) -> None:
         self.spec = spec
         self.own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-        # pidfd: (pid, status pipe, the read end of its "set up" pipe)
-        self.children: dict[int, tuple[int, int, int]] = {}
+        self.networks = Networks()
+        # pidfd: (pid, status pipe, the read end of its "set up" pipe, its network namespace)
+        self.children: dict[int, tuple[int, int, int, Network]] = {}
 
     def fork(self, fds: list[int], keep: list[int]) -> int | None:
         """The grading process of a slot, [job socket, status pipe, *cgroup.procs], the
         worker's copies of its descriptors closed (but the status pipe's); its pidfd."""
         pid = None
+        net: Network | None = None
         ready_r = ready_w = -1
         try:
             if len(fds) < 2:
                 return None
-            inherited = [*keep, self.own_pid_ns]
-            for child_pidfd, (_, status_w, other_ready) in self.children.items():
+            net = self.networks.take()
+            inherited = [*keep, self.own_pid_ns, *self.networks.fds(but=net)]
+            for child_pidfd, (_, status_w, other_ready, _) in self.children.items():
                 inherited += (child_pidfd, status_w, other_ready)
             ready_r, ready_w = os.pipe()
             os.set_blocking(ready_r, False)  # never wait on it: a byte is there, or nothing is
@@ -360,10 +436,10 @@ class Slots:
             try:
                 pid = os.fork()
                 if pid == 0:
-                    _slot(fds, self.spec, [*inherited, ready_r], ready_w)
+                    _slot(fds, self.spec, [*inherited, ready_r], ready_w, net.fd)
                 pidfd = os.pidfd_open(pid)
-                self.children[pidfd] = (pid, fds[1], ready_r)
-                ready_r = -1  # the child's entry holds it now
+                self.children[pidfd] = (pid, fds[1], ready_r, net)
+                ready_r, net = -1, None  # the child's entry holds them now
                 fds = [fds[0], *fds[2:]]
             finally:
                 # Our children after this one in our own namespace again. If that fails no
@@ -377,6 +453,8 @@ class Slots:
             print(f"slot: {e}", file=sys.stderr, flush=True)
             return None
         finally:
+            if net is not None:  # no grading tracked here holds it; unused if none was forked
+                self.networks.back(net, reusable=pid is None)
             for fd in (*fds, ready_r, ready_w):
                 if fd >= 0:
                     os.close(fd)
@@ -384,10 +462,14 @@ class Slots:
     def reap(self, pidfd: int) -> None:
         """A grading process has ended: its wait status, and whether its sandbox was set up,
         to its status pipe."""
-        pid, status_w, ready_r = self.children.pop(pidfd)
+        pid, status_w, ready_r, net = self.children.pop(pidfd)
         os.close(pidfd)
+        reaped = False
         try:
             _, status = os.waitpid(pid, 0)
+            # The pid namespace's init has been reaped only once every process of it has been:
+            # nothing of the grading is left in its network namespace.
+            reaped = True
             try:
                 ready = os.read(ready_r, 1) == b"1"
             except BlockingIOError:
@@ -398,10 +480,11 @@ class Slots:
         finally:
             os.close(status_w)
             os.close(ready_r)
+            self.networks.back(net, reusable=reaped)
         # The worker is its namespace's init: anything orphaned there is reaped here.
         with contextlib.suppress(ChildProcessError):
             while (found := os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)) is not None:
-                if any(found.si_pid == p for p, _, _ in self.children.values()):
+                if any(found.si_pid == p for p, _, _, _ in self.children.values()):
                     break
                 os.waitpid(found.si_pid, 0)
 
@@ -463,10 +546,12 @@ def serve(sock: socket.socket, spec: dict) -> None:
 def _own_namespaces(inside_uid: int, sock: socket.socket) -> None:
     """The worker's own user namespace, the sandbox's uid inside (a process of the sandbox uid
     in the host's namespace would make other runs' preflight see the uid as taken by another),
-    and its own pid namespace, of which the worker goes on as the init. The process the host
+    its own pid namespace, of which the worker goes on as the init, and its own network
+    namespace, owned by its user namespace (it makes the gradings' from there, and returns to
+    it: Networks); it uses no network itself. The process the host
     started stays outside, waiting for it, and leaves with its exit status."""
     uid, gid = os.getuid(), os.getgid()
-    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWPID), "unshare")
+    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET), "unshare")
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{inside_uid} {uid} 1")
     _write("/proc/self/gid_map", f"{inside_uid} {gid} 1")
@@ -510,6 +595,7 @@ def main(argv: list[str]) -> None:
     _own_namespaces(spec["uid"], sock)
     try:
         build_template(spec)
+        drop_bounding_set()
     except BaseException:  # no grading without its root: the host finds no worker to take its slots
         import traceback
 
