@@ -37,6 +37,7 @@ from lastexam.sandbox.seccomp import filter_program
 from lastexam.untrusted import tail
 
 WORKER_SOURCE = Path(__file__).with_name("warm_worker.py")
+WORKER_MODULES = [WORKER_SOURCE.with_name("warm_networks.py")]  # what the worker imports beside it
 
 
 class WarmWorker:
@@ -75,8 +76,9 @@ class WarmWorker:
         self.folder.chmod(0o755)
         (self.folder / "root").mkdir(exist_ok=True)
         script = self.folder / "warm_worker.py"
-        shutil.copyfile(WORKER_SOURCE, script)
-        script.chmod(0o644)
+        for source, copy in ((WORKER_SOURCE, script), *((m, self.folder / m.name) for m in WORKER_MODULES)):
+            shutil.copyfile(source, copy)
+            copy.chmod(0o644)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         path = self.env["PATH"]
         python = shutil.which("python3", path=path) or "/usr/bin/python3"

@@ -35,6 +35,11 @@ import socket
 import struct
 import sys
 
+if __package__:  # imported from the package (tests), not run as the worker
+    from lastexam.sandbox.warm_networks import Network, Networks
+else:  # copied beside this script (sandbox/warm.py)
+    from warm_networks import Network, Networks
+
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x2000000, 0x4000000, 0x8000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
@@ -53,6 +58,9 @@ DEV_LINKS = {"stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": 
              "fd": "/proc/self/fd", "core": "/proc/kcore"}
 PROC_COVERED = ("sys", "sysrq-trigger", "irq", "bus")
 MAX_JOB_FDS = 16
+# The descriptor limit the worker was started with: the worker raises its own to the hard limit
+# (each network namespace it keeps holds len(NET_FILES) + 1), every grading gets this one back.
+NOFILE = resource.getrlimit(resource.RLIMIT_NOFILE)
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -95,68 +103,6 @@ def enter_namespaces(net: int) -> None:
     _check(libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP), "unshare")
     _check(libc.setns(net, CLONE_NEWNET), "join the network namespace")
     os.close(net)
-
-
-# What a grading can change in its network namespace, its loopback down and no capability in
-# it: sockets (one outliving its processes is carried in flight by a unix socket), counters.
-NET_FILES = ("unix", "udp", "udp6", "snmp", "snmp6", "netstat", "dev")
-
-
-class Network:
-    """A network namespace of the worker's making, and its NET_FILES opened in it (a file of
-    /proc/net reads the namespace it was opened in), with their text when it was new."""
-
-    def __init__(self, own: int) -> None:
-        _check(libc.unshare(CLONE_NEWNET), "unshare")
-        try:
-            self.fd = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-            self.files: list[int] = []
-            for name in NET_FILES:
-                with contextlib.suppress(FileNotFoundError):  # snmp6, udp6: no IPv6
-                    self.files.append(os.open(f"/proc/self/net/{name}", os.O_RDONLY | os.O_CLOEXEC))
-        finally:
-            _check(libc.setns(own, CLONE_NEWNET), "setns")
-        self.fresh = self.read()
-
-    def read(self) -> list[bytes]:
-        return [os.pread(fd, 1 << 16, 0) for fd in self.files]
-
-    def fds(self) -> list[int]:
-        return [self.fd, *self.files]
-
-    def close(self) -> None:
-        for fd in self.fds():
-            os.close(fd)
-
-
-class Networks:
-    """The gradings' network namespaces. A new one costs about 0.7 ms of CPU to make and
-    remove (docs/performance.md); one whose grading has ended, every process of it gone, serves
-    the next grading when nothing in it tells it from a new one: no socket, every counter and
-    device statistic as it was made. Any other is closed (and removed by the kernel)."""
-
-    def __init__(self) -> None:
-        self.own = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        self.free: list[Network] = []
-        self.used: set[Network] = set()
-
-    def take(self) -> Network:
-        net = self.free.pop() if self.free else Network(self.own)
-        self.used.add(net)
-        return net
-
-    def back(self, net: Network, reusable: bool) -> None:
-        """`net` returned; `reusable`: no process can be left in it."""
-        self.used.discard(net)
-        if reusable and net.read() == net.fresh:
-            self.free.append(net)
-        else:
-            net.close()
-
-    def fds(self, but: Network) -> list[int]:
-        """Every descriptor held here but `but`'s namespace: a grading must hold none."""
-        return [self.own, *but.files, *(fd for net in (*self.free, *self.used) if net is not but
-                                        for fd in net.fds())]
 
 
 def build_template(spec: dict) -> None:
@@ -395,6 +341,7 @@ def _slot(fds: list[int], spec: dict, inherited: list[int], ready: int, net: int
     fds: the job socket, the status pipe, the cgroups' cgroup.procs."""
     try:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        resource.setrlimit(resource.RLIMIT_NOFILE, NOFILE)
         for fd in (*inherited, fds[1]):  # the status is the worker's to write, never the grading's
             os.close(fd)
         channel = socket.socket(fileno=fds[0])
@@ -593,6 +540,7 @@ def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=int(argv[0]))
     spec = json.loads(sock.recv(1 << 20))  # the first message: what every job shares
     _own_namespaces(spec["uid"], sock)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE[1], NOFILE[1]))
     try:
         build_template(spec)
         drop_bounding_set()
