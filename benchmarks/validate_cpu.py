@@ -26,10 +26,16 @@ CGROUP = Path("/sys/fs/cgroup")
 class CpuGroup:
     """A cgroup that a child joins before it runs; `seconds()` is the CPU of all in it."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, make: bool = True) -> None:
         self.v1 = (CGROUP / "cpuacct" / "cpuacct.usage").is_file()
         self.path = (CGROUP / "cpuacct" / name) if self.v1 else (CGROUP / name)
-        self.path.mkdir()
+        if make:
+            self.path.mkdir()
+
+    @classmethod
+    def existing(cls, name: str) -> CpuGroup:
+        """One made by another process (benchmarks/harness_ab.py's runs join the script's)."""
+        return cls(name, make=False)
 
     def join(self) -> None:  # in the child, before exec
         (self.path / "cgroup.procs").write_text(str(os.getpid()))
