@@ -13,7 +13,8 @@ local sandbox with its mock model per sample (benchmarks/inspect_overhead.py), i
 Harness, floor and Inspect run in alternation, round by round. Prints medians and ratios, and
 what a new file costs on the disk before and after (benchmarks/inode_cost.py: on an ext4
 without a journal it grows with what runs removed in the last minutes, and moves the harness's
-figures, not the floor's); run by hand (shared machines are noisy).
+figures, not the floor's; --settle SECONDS first waits for the disk to settle); run by hand
+(shared machines are noisy).
 The same script measures another checkout when run with that checkout's Python (its venv).
 """
 
@@ -136,12 +137,33 @@ def _inspect_module(tmp: Path) -> ModuleType | None:
     return inspect_overhead
 
 
+SETTLED_MS = 0.06  # a quiet ext4 here: 0.03 ms; minutes after tens of thousands of removals: 0.26
+
+
+def settle(limit_s: float) -> None:
+    """Wait until a new file on LASTEXAM_HOME's disk costs under SETTLED_MS (or limit_s has
+    passed): on an ext4 without a journal every new inode first passes over those freed in the
+    last minutes, so another run's removals would be measured as this harness's cost."""
+    started = time.monotonic()
+    while (ms := inode_cost.file_made(lastexam_home(), 100)) >= SETTLED_MS:
+        if time.monotonic() - started > limit_s:
+            print(f"the disk did not settle in {limit_s:.0f} s (a file made in {ms:.3f} ms): measuring anyway")
+            return
+        time.sleep(20)
+    print(f"the disk settled (a file made in {ms:.3f} ms) after {time.monotonic() - started:.0f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--rounds", type=int, default=3, help="repeat each measurement; medians")
+    parser.add_argument("--settle", type=float, default=0, metavar="SECONDS",
+                        help="first wait, up to SECONDS, until making a file costs under "
+                        f"{SETTLED_MS} ms (removals of the last minutes slow it on some disks)")
     args = parser.parse_args()
+    if args.settle > 0:
+        settle(args.settle)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         print(f"{args.trials} trials per measurement, {args.rounds} rounds, medians in ms per trial")

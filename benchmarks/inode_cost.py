@@ -26,6 +26,17 @@ def per_entry(n: int, step) -> float:
     return (time.perf_counter() - started) / n * 1000
 
 
+def file_made(base: Path, n: int) -> float:
+    """Milliseconds to make one empty file in a new folder of `base` (N made, then removed)."""
+    d = Path(tempfile.mkdtemp(dir=base, prefix="inode-cost-"))
+    try:
+        return per_entry(n, lambda i: os.close(os.open(d / f"a{i}", os.O_CREAT | os.O_WRONLY, 0o644)))
+    finally:
+        for i in range(n):
+            os.unlink(d / f"a{i}")
+        os.rmdir(d)
+
+
 def run(base: Path, n: int) -> str:
     d = Path(tempfile.mkdtemp(dir=base, prefix="inode-cost-"))
     try:
