@@ -86,7 +86,11 @@ class Networks:
     def back(self, net: Network, reusable: bool) -> None:
         """`net` returned; `reusable`: no process can be left in it."""
         self.used.discard(net)
-        if reusable and net.read() == net.fresh:
+        try:
+            clean = reusable and net.read() == net.fresh
+        except OSError:  # unreadable now: not known to be as new
+            clean = False
+        if clean:
             self.free.append(net)
         else:
             net.close()
