@@ -100,7 +100,7 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from validate_cpu import CpuGroup
 
-    if args.all_cpu and not (os.geteuid() == 0 and Path("/sys/fs/cgroup/cpuacct/cpuacct.usage").is_file()):
+    if args.all_cpu and not CpuGroup.counts_sandboxes():
         parser.error("--all-cpu needs root and cgroup v1's cpuacct hierarchy (under cgroup v2 the "
                      "sandboxes run in cgroups of their own, outside the one measured)")
     group = CpuGroup(f"lastexam-harness-ab-{os.getpid()}") if args.all_cpu else None

@@ -26,6 +26,12 @@ CGROUP = Path("/sys/fs/cgroup")
 class CpuGroup:
     """A cgroup that a child joins before it runs; `seconds()` is the CPU of all in it."""
 
+    @staticmethod
+    def counts_sandboxes() -> bool:
+        """Whether the sandboxes a member starts stay counted: cgroup v1's cpuacct hierarchy,
+        which they never leave (under v2 they move to cgroups of their own). Root only."""
+        return os.geteuid() == 0 and (CGROUP / "cpuacct" / "cpuacct.usage").is_file()
+
     def __init__(self, name: str, make: bool = True) -> None:
         self.v1 = (CGROUP / "cpuacct" / "cpuacct.usage").is_file()
         self.path = (CGROUP / "cpuacct" / name) if self.v1 else (CGROUP / name)

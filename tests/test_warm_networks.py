@@ -34,10 +34,9 @@ from lastexam.grading import Outcome, Rubric
 def grade(ctx):
     r = Rubric()
     r.check("namespace", 1, Outcome(True, str(os.stat("/proc/self/ns/net").st_ino)))
+    labels = open("/proc/net/ip6_flowlabel").read() if os.path.exists("/proc/net/ip6_flowlabel") else ""
     listed = "{LEFT_NAME}" in open("/proc/net/unix").read() or any(
-        bytes.fromhex(line.split()[6]) == b"{LEFT_NAME[:16]}"
-        for line in open("/proc/net/ip6_flowlabel").read().splitlines()[1:]
-    ) if os.path.exists("/proc/net/ip6_flowlabel") else False
+        bytes.fromhex(line.split()[6]) == b"{LEFT_NAME[:16]}" for line in labels.splitlines()[1:])
     r.check("no name left by another", 1, Outcome(not listed))
     mode = (ctx.output / "mode.txt").read_text()
     if mode == "connect":

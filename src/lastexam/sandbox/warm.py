@@ -75,10 +75,10 @@ class WarmWorker:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.folder.chmod(0o755)
         (self.folder / "root").mkdir(exist_ok=True)
-        script = self.folder / "warm_worker.py"
-        for source, copy in ((WORKER_SOURCE, script), *((m, self.folder / m.name) for m in WORKER_MODULES)):
-            shutil.copyfile(source, copy)
-            copy.chmod(0o644)
+        for source in (WORKER_SOURCE, *WORKER_MODULES):
+            shutil.copyfile(source, self.folder / source.name)
+            (self.folder / source.name).chmod(0o644)
+        script = self.folder / WORKER_SOURCE.name
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         path = self.env["PATH"]
         python = shutil.which("python3", path=path) or "/usr/bin/python3"
